@@ -1,0 +1,35 @@
+// The small interface both cache tiers implement (undici's CacheStore is the model). Stores know
+// nothing of HTTP semantics: the cache layer decides what is fresh, what a ban hides and which variant
+// a request selects; a store only keeps entries within its byte bound.
+// A store error on the request path must degrade to a miss, never break a response: implementations
+// catch their own I/O errors, count them and answer as if the entry were absent.
+
+import type { CacheEntry } from '../cache/entry.js';
+
+/** Vary handling keeps at most this many variants of one primary key (spec §2.3 `MaxVariants`). */
+export const MAX_VARIANTS = 64;
+
+/**
+ * What `put` did:
+ * - `stored`: the entry (or the replaced variant with the same variantKey) is kept;
+ * - `vary_cap`: a new variant was refused because the key already has MAX_VARIANTS;
+ * - `too_large`: the entry alone exceeds what the store may hold.
+ */
+export type PutOutcome = 'stored' | 'vary_cap' | 'too_large';
+
+export interface CacheStore {
+  readonly tier: 'hot' | 'warm';
+  /** Every stored variant of a primary key, most recently stored first; marks them recently used. */
+  variants(key: string): CacheEntry[];
+  /** Stores or replaces the variant `(entry.key, entry.variantKey)`, evicting by recency to fit. */
+  put(entry: CacheEntry): PutOutcome;
+  /** Removes one variant, or every variant of `key` when `variantKey` is omitted; returns how many. */
+  delete(key: string, variantKey?: string): number;
+  /** Every entry, in no particular order; safe against deletes made while iterating. */
+  entries(): Iterable<CacheEntry>;
+  readonly entryCount: number;
+  readonly byteCount: number;
+  /** Resolves once every accepted `put` and `delete` is visible to a fresh process (durable). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}

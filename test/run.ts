@@ -1,0 +1,27 @@
+// Finds every compiled test file and hands the list to Node's test runner. Node 20 and Node 22+
+// disagree on how `node --test <dir>` is read, so the files are listed explicitly.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+const only = process.argv.slice(2);
+
+function findTests(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return findTests(path);
+    return entry.name.endsWith('.test.js') ? [path] : [];
+  });
+}
+
+const files = findTests(root)
+  .filter((file) => only.length === 0 || only.some((part) => relative(root, file).includes(part)))
+  .sort();
+if (files.length === 0) {
+  console.error(`no test files match ${only.join(' ')}`);
+  process.exit(1);
+}
+const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+process.exit(result.status ?? 1);
