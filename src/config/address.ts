@@ -1,0 +1,38 @@
+// Network addresses in the configuration file. Each check is a regular expression, so the JSON Schema
+// generated from the valibot schema carries the same rule as a `pattern`.
+
+/** A host name, an IPv4 address, or an IPv6 address in brackets (`[::1]`). */
+const HOST = '(?:\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)';
+/** 1 to 65535 without leading zeros. */
+const PORT = '(?:6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|[1-9]\\d{0,3})';
+
+/** A host name on its own, as `routes[].match.host` compares it with the request's host. */
+export const HOST_NAME_PATTERN = new RegExp(`^${HOST}$`);
+
+/** A listener address, `host:port`; port 0 asks the system for a free port (useful in tests). */
+export const LISTEN_ADDRESS_PATTERN = new RegExp(`^${HOST}:(?:${PORT}|0)$`);
+
+/** A peer address, `host:port`, with a real port. */
+export const PEER_ADDRESS_PATTERN = new RegExp(`^${HOST}:${PORT}$`);
+
+/** An upstream origin: `http(s)://host[:port]`, no path (the request path is appended). */
+export const UPSTREAM_URL_PATTERN = new RegExp(`^https?://${HOST}(?::${PORT})?/?$`);
+
+/** The OTLP/HTTP export target (spec §2.3): empty, `host:port` or `http(s)://host:port`. */
+export const TRACING_ENDPOINT_PATTERN = new RegExp(`^(?:(?:https?://)?${HOST}:${PORT}/?)?$`);
+
+export interface HostPort {
+  /** The host without IPv6 brackets, ready for `server.listen` or `socket.connect`. */
+  host: string;
+  port: number;
+}
+
+/** Splits a `host:port` address the schema accepted (`[::1]:8080` gives host `::1`). */
+export function splitHostPort(address: string): HostPort {
+  const colon = address.lastIndexOf(':');
+  const host = address.slice(0, colon);
+  return {
+    host: host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host,
+    port: Number(address.slice(colon + 1)),
+  };
+}

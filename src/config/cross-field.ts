@@ -1,0 +1,73 @@
+// Rules that relate several keys: unique pool and route names, routes naming an existing pool, and
+// `hop_limit` in strong mode. They read the raw input, defensively, so they are reported together
+// with the schema's problems rather than after the operator has fixed those.
+
+import type { ConfigIssue } from './config-error.js';
+import { formatKeyPath } from './config-error.js';
+import { HOP_LIMIT_MAX, HOP_LIMIT_MIN } from './schema.js';
+
+function field(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)[key]
+    : undefined;
+}
+
+/** The `name` of every element of a list, with its index; elements without a string name are skipped. */
+function names(list: unknown): { name: string; index: number }[] {
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((element: unknown, index) => {
+    const name = field(element, 'name');
+    return typeof name === 'string' ? [{ name, index }] : [];
+  });
+}
+
+function checkUniqueNames(listKey: 'pools' | 'routes', what: string, input: unknown, issues: ConfigIssue[]): void {
+  const firstIndex = new Map<string, number>();
+  for (const { name, index } of names(field(input, listKey))) {
+    const earlier = firstIndex.get(name);
+    if (earlier === undefined) {
+      firstIndex.set(name, index);
+      continue;
+    }
+    issues.push({
+      path: formatKeyPath([listKey, index, 'name']),
+      message: `expected a unique ${what} name, got ${JSON.stringify(name)} (already used by ${listKey}[${earlier}])`,
+    });
+  }
+}
+
+function checkRoutePools(input: unknown, issues: ConfigIssue[]): void {
+  const poolNames = new Set(names(field(input, 'pools')).map(({ name }) => name));
+  const routes = field(input, 'routes');
+  if (!Array.isArray(routes)) return;
+  const known = [...poolNames].map((name) => JSON.stringify(name)).join(', ');
+  routes.forEach((route: unknown, index) => {
+    const pool = field(route, 'pool');
+    if (typeof pool !== 'string' || pool === '' || poolNames.has(pool)) return;
+    issues.push({
+      path: formatKeyPath(['routes', index, 'pool']),
+      message: `expected the name of a pool (${known === '' ? 'none is defined' : `one of ${known}`}), got ${JSON.stringify(pool)}`,
+    });
+  });
+}
+
+/** Strong mode fetches from peers, so the hop bound must be chosen explicitly (spec §2.3). */
+function checkHopLimit(input: unknown, issues: ConfigIssue[]): void {
+  const cluster = field(input, 'cluster');
+  if (typeof cluster !== 'object' || cluster === null || Array.isArray(cluster)) return;
+  const mode = field(cluster, 'mode') ?? 'strong';
+  if (mode !== 'strong' || field(input, 'hop_limit') !== undefined) return;
+  issues.push({
+    path: 'hop_limit',
+    message: `expected an integer from ${HOP_LIMIT_MIN} to ${HOP_LIMIT_MAX} (required when cluster.mode is strong), got nothing`,
+  });
+}
+
+export function checkCrossFieldRules(input: unknown): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  checkUniqueNames('pools', 'pool', input, issues);
+  checkUniqueNames('routes', 'route', input, issues);
+  checkRoutePools(input, issues);
+  checkHopLimit(input, issues);
+  return issues;
+}

@@ -1,0 +1,260 @@
+// The whole configuration file as one valibot schema (spec §2.3 plus the keys of issue 2). Unknown
+// keys are errors at every level, durations become milliseconds, and every default is declared here
+// with its reason. docs/configuration.md documents the same keys for operators.
+
+import { hostname } from 'node:os';
+import * as v from 'valibot';
+import {
+  HOST_NAME_PATTERN,
+  LISTEN_ADDRESS_PATTERN,
+  PEER_ADDRESS_PATTERN,
+  TRACING_ENDPOINT_PATTERN,
+  UPSTREAM_URL_PATTERN,
+} from './address.js';
+import { duration } from './duration.js';
+import { expected, expectedSecret } from './messages.js';
+
+/** Bounds of `hop_limit`: one hop reaches the owner; more than 8 would only hide a routing loop. */
+export const HOP_LIMIT_MIN = 1;
+export const HOP_LIMIT_MAX = 8;
+
+/** Shortest accepted `admin.token`: 16 characters keep a guessed bearer token out of reach. */
+export const ADMIN_TOKEN_MIN_LENGTH = 16;
+
+/** What `cdn.timeout: 0` means (spec §2.3). */
+export const CDN_DEFAULT_TIMEOUT_MS = 10_000;
+
+function object<const TEntries extends v.ObjectEntries>(entries: TEntries, what = 'an object') {
+  return v.strictObject(entries, expected(what));
+}
+
+function integer(min: number, what: string, description: string) {
+  const message = expected(what);
+  return v.pipe(v.number(message), v.integer(message), v.minValue(min, message), v.description(description));
+}
+
+function boolean(description: string) {
+  return v.pipe(v.boolean(expected('true or false')), v.description(description));
+}
+
+function nonEmptyString(what: string, description: string) {
+  const message = expected(what);
+  return v.pipe(v.string(message), v.minLength(1, message), v.description(description));
+}
+
+function matching(pattern: RegExp, what: string, description: string) {
+  const message = expected(what);
+  return v.pipe(v.string(message), v.regex(pattern, message), v.description(description));
+}
+
+function listenAddress(description: string) {
+  return matching(LISTEN_ADDRESS_PATTERN, 'host:port', description);
+}
+
+function list<const TItem extends v.GenericSchema>(item: TItem, minItems: number, what: string, description: string) {
+  const message = expected(what);
+  return v.pipe(v.array(item, message), v.minLength(minItems, message), v.description(description));
+}
+
+const adminSchema = object({
+  /** Loopback only by default: the admin API can purge and ban, so exposing it is a deliberate choice. */
+  listen: v.optional(listenAddress('admin listener, host:port'), '127.0.0.1:9000'),
+  /** No default: without it `SVC_ADMIN_TOKEN` or a generated token is used (spec §5 item 2). */
+  token: v.optional(
+    v.pipe(
+      v.string(expectedSecret('a string')),
+      v.minLength(ADMIN_TOKEN_MIN_LENGTH, expectedSecret(`a string of at least ${ADMIN_TOKEN_MIN_LENGTH} characters`)),
+      v.description('admin bearer token (secret)'),
+    ),
+  ),
+  /** Off (spec §2.3): profiling endpoints expose internals and cost CPU while sampled. */
+  pprof_enabled: v.optional(boolean('mount /debug/pprof/* on the admin listener'), false),
+});
+
+const warmSchema = object({
+  /** Required: where the disk tier lives is the operator's decision. */
+  path: nonEmptyString('a directory path', 'directory of the warm (disk) tier'),
+  /** Required: the disk budget depends on the machine. */
+  max_bytes: integer(1, 'an integer number of bytes greater than 0', 'capacity of the warm tier in bytes'),
+  /** 1024 writes absorb a burst of misses; beyond that, writes are dropped rather than held in memory. */
+  write_queue_length: v.optional(
+    integer(1, 'an integer of at least 1', 'bounded queue of pending asynchronous disk writes'),
+    1024,
+  ),
+});
+
+const poolSchema = object({
+  name: nonEmptyString('a non-empty pool name', 'pool name, referenced by routes[].pool'),
+  upstreams: list(
+    matching(UPSTREAM_URL_PATTERN, 'an http(s)://host:port URL', 'origin URL, http(s)://host:port'),
+    1,
+    'a list of at least one upstream URL',
+    'origins of this pool, balanced; a failing one is skipped',
+  ),
+  /** 2 s: a healthy origin on the same network accepts a connection in milliseconds. */
+  connect_timeout: v.optional(duration('time allowed to open a connection to an upstream'), '2s'),
+  /** 30 s: long enough for slow dynamic pages, short enough that a hung origin answers 504. */
+  response_timeout: v.optional(duration('time allowed for an upstream to send its response headers'), '30s'),
+  /** 64: parallel enough for one busy origin, and a bound (undici's Pool has none by default). */
+  connections: v.optional(integer(1, 'an integer of at least 1', 'keep-alive connections per upstream'), 64),
+});
+
+const routeCacheSchema = object({
+  /** Caching is what a route is for; BYPASS is the exception an operator asks for. */
+  enabled: v.optional(boolean('false answers every request of this route with BYPASS'), true),
+  /** No default: upstream Cache-Control decides unless the operator overrides it. */
+  ttl_override: v.optional(duration('cache lifetime regardless of upstream Cache-Control')),
+  /** No default: serving stale content is opt-in (RFC 5861). */
+  stale_while_revalidate: v.optional(duration('window for serving stale while revalidating')),
+  /** No default: serving stale content is opt-in (RFC 5861). */
+  stale_if_error: v.optional(duration('window for serving stale when the origin fails')),
+});
+
+const routeMatchSchema = object({
+  /** "/" matches every path, so a single route needs no match block. */
+  path_prefix: v.optional(matching(/^\//, 'a path starting with "/"', 'path prefix; the longest wins'), '/'),
+  /** No default: a route without a host matches every host. */
+  host: v.optional(matching(HOST_NAME_PATTERN, 'a host name', 'host name the request must carry')),
+});
+
+const routeSchema = object({
+  /** Required, but may be "": the metric label is then `host:path_prefix`. */
+  name: v.pipe(v.string(expected('a string')), v.description('route name, the `route` metric label')),
+  /** Absent: the match block's own defaults, which match every request. */
+  match: v.optional(routeMatchSchema, {}),
+  pool: nonEmptyString('the name of a pool', 'pool this route forwards to'),
+  /** Absent: the cache block's own defaults, caching per RFC 9111. */
+  cache: v.optional(routeCacheSchema, {}),
+  /** Off: background refresh spends origin requests, so it is enabled per route. */
+  refresh_before_expiry: v.optional(boolean('refresh popular entries in the background before they expire'), false),
+  /** 2 hits: an object requested once is not worth an origin request to keep warm. */
+  refresh_min_hits: v.optional(integer(1, 'an integer of at least 1', 'hits before an entry is refreshed'), 2),
+});
+
+/** All three or none: a certificate needs its key, and peers are verified against the CA. */
+const clusterTlsSchema = object({
+  cert: nonEmptyString('a file path', 'PEM certificate of this node'),
+  key: nonEmptyString('a file path', 'PEM private key of this node'),
+  ca: nonEmptyString('a file path', 'PEM CA bundle that peer certificates must chain to'),
+});
+
+const clusterSchema = object({
+  /** strong (spec §1.4): consistent-hash ownership and fan-out purges that reach all nodes in 1 s. */
+  mode: v.optional(
+    v.pipe(v.picklist(['strong', 'eventual'], expected('"strong" or "eventual"')), v.description('cluster mode')),
+    'strong',
+  ),
+  /** The host name: stable across restarts and readable in peer lists, unlike a random id. */
+  node_name: v.optional(nonEmptyString('a non-empty node name', 'unique node name in the cluster'), () => hostname()),
+  /** Loopback: a node joins a network only when the operator names an address to bind. */
+  bind: v.optional(matching(PEER_ADDRESS_PATTERN, 'host:port', 'gossip listener, host:port'), '127.0.0.1:7946'),
+  /** No default: peers are told the bind address unless NAT needs another. */
+  advertise: v.optional(matching(PEER_ADDRESS_PATTERN, 'host:port', 'address peers use to reach this node')),
+  /** udp: SWIM over UDP with TCP for reliable requests needs no extra peer discovery. */
+  transport: v.optional(
+    v.pipe(v.picklist(['udp', 'libp2p'], expected('"udp" or "libp2p"')), v.description('cluster transport')),
+    'udp',
+  ),
+  /** Empty: the first node of a cluster has nobody to join. */
+  join: v.optional(
+    list(matching(PEER_ADDRESS_PATTERN, 'host:port', 'seed peer'), 0, 'a list of host:port', 'gossip seed list'),
+    [],
+  ),
+  /** No default: TLS needs certificates only the operator has. */
+  tls: v.optional(clusterTlsSchema),
+});
+
+const samplingRateMessage = expected('a number from 0 to 1');
+
+const tracingSchema = object({
+  /** Empty: tracing is off until an OTLP collector is named (spec §2.3). */
+  endpoint: v.optional(
+    matching(TRACING_ENDPOINT_PATTERN, 'host:port or http(s)://host:port', 'OTLP/HTTP export target'),
+    '',
+  ),
+  /** The name of the product, so spans are found without configuration. */
+  service_name: v.optional(nonEmptyString('a non-empty string', 'service name on spans'), 'svc'),
+  /** 1: when tracing is switched on, an operator expects to see every request until told otherwise. */
+  sampling_rate: v.optional(
+    v.pipe(
+      v.number(samplingRateMessage),
+      v.minValue(0, samplingRateMessage),
+      v.maxValue(1, samplingRateMessage),
+      v.description('fraction of requests traced'),
+    ),
+    1,
+  ),
+});
+
+const cdnPropagateSchema = object({
+  /** Forwarding is the point of the CDN block (spec §2.3); each operation can be switched off. */
+  purge: v.optional(boolean('forward POST /v1/purge'), true),
+  ban: v.optional(boolean('forward POST /v1/ban'), true),
+  refresh: v.optional(boolean('forward POST /v1/refresh'), true),
+});
+
+const cdnSchema = object({
+  /** Required: the zone is the one thing the CDN API cannot guess. */
+  zone_id: nonEmptyString('a non-empty zone id', 'CDN zone identifier'),
+  /** Empty: the token is better kept in CDN_API_TOKEN than in a file (spec §2.3). */
+  api_token: v.optional(
+    v.pipe(v.string(expectedSecret('a string')), v.description('CDN API token (secret)')),
+    '',
+  ),
+  /** true (spec §6.3): a slow CDN API must not hold up the admin response. */
+  async: v.optional(boolean('answer before the CDN call completes'), true),
+  /** 0 means 10 s (spec §2.3), resolved here so consumers read plain milliseconds. */
+  timeout: v.optional(
+    v.pipe(
+      duration('timeout per CDN API call; 0 means 10s'),
+      v.transform((timeoutMs: number) => (timeoutMs === 0 ? CDN_DEFAULT_TIMEOUT_MS : timeoutMs)),
+    ),
+    0,
+  ),
+  /** Absent: every operation is forwarded. */
+  propagate: v.optional(cdnPropagateSchema, {}),
+});
+
+const hopLimitMessage = expected(`an integer from ${HOP_LIMIT_MIN} to ${HOP_LIMIT_MAX}`);
+
+export const configSchema = object({
+  /** Loopback: a fresh install should not serve the network before the operator says so. */
+  listen: v.optional(listenAddress('data-plane listener, host:port'), '127.0.0.1:8080'),
+  /** 256 MiB: a useful working set that fits beside Node on a small machine. */
+  hot_max_bytes: v.optional(
+    integer(1, 'an integer number of bytes greater than 0', 'capacity of the hot (memory) tier in bytes'),
+    268_435_456,
+  ),
+  /** 8 MiB: larger bodies would evict many small objects; they are passed through, not stored. */
+  max_object_bytes: v.optional(
+    integer(1, 'an integer number of bytes greater than 0', 'largest body stored; larger ones pass through'),
+    8_388_608,
+  ),
+  /** No default: required when the cluster runs in strong mode (checked with the other cross-field rules). */
+  hop_limit: v.optional(
+    v.pipe(
+      v.number(hopLimitMessage),
+      v.integer(hopLimitMessage),
+      v.minValue(HOP_LIMIT_MIN, hopLimitMessage),
+      v.maxValue(HOP_LIMIT_MAX, hopLimitMessage),
+      v.description('bound on peer-fetch hops (strong mode)'),
+    ),
+  ),
+  /** Absent: the admin block's own defaults (loopback listener, no token in the file). */
+  admin: v.optional(adminSchema, {}),
+  /** Absent: no warm tier, nothing is written to disk unless asked. */
+  warm: v.optional(warmSchema),
+  /** Required: a proxy without an upstream has nothing to serve. */
+  pools: list(poolSchema, 1, 'a list of at least one pool', 'upstream pools'),
+  /** Required: without a route every request would be a 404. */
+  routes: list(routeSchema, 1, 'a list of at least one route', 'routes, matched by path_prefix and host'),
+  /** Absent: a single node. */
+  cluster: v.optional(clusterSchema),
+  /** Absent: the tracing block's own defaults, which leave tracing off. */
+  tracing: v.optional(tracingSchema, {}),
+  /** Absent: invalidations stay in this service. */
+  cdn: v.optional(cdnSchema),
+}, 'an object of configuration keys');
+
+/** The validated configuration: the file's snake_case keys, defaults applied, durations in milliseconds. */
+export type Config = v.InferOutput<typeof configSchema>;
