@@ -13,9 +13,11 @@ export const MAX_VARIANTS = 64;
  * What `put` did:
  * - `stored`: the entry (or the replaced variant with the same variantKey) is kept;
  * - `vary_cap`: a new variant was refused because the key already has MAX_VARIANTS;
- * - `too_large`: the entry alone exceeds what the store may hold.
+ * - `too_large`: the entry alone exceeds what the store may hold;
+ * - `dropped`: a store that writes asynchronously (warm) had its bounded write queue full, so the
+ *   entry was not kept; the store counts it.
  */
-export type PutOutcome = 'stored' | 'vary_cap' | 'too_large';
+export type PutOutcome = 'stored' | 'vary_cap' | 'too_large' | 'dropped';
 
 export interface CacheStore {
   readonly tier: 'hot' | 'warm';

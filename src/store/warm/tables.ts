@@ -1,0 +1,71 @@
+// The lmdb environment behind a warm directory and its three tables:
+// - `records`: record id → entry record (metadata and raw body, see record-codec.ts);
+// - `index`: record id → index record (key, variant, size, last access), read whole at open;
+// - `meta`: the directory's schema version.
+// All three live in one environment so one transaction updates a record and its index together.
+
+import { closeSync, mkdirSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { StoreError } from '../errors.js';
+
+export interface WarmTables {
+  env: RootDatabase;
+  records: Database<Buffer, Buffer>;
+  index: Database<Buffer, Buffer>;
+  meta: Database<unknown, string>;
+}
+
+/** LMDB's meta page magic (0xBEEFC0DE, little-endian) sits at this offset of data.mdb. */
+const LMDB_MAGIC = 0xbeefc0de;
+const LMDB_MAGIC_OFFSET = 24;
+
+/**
+ * Refuses a data.mdb that is not an lmdb file: the native library trusts its file and would crash
+ * the process on one. (Damage inside a valid lmdb file's pages is beyond this check; the checksums
+ * on records cover the values.)
+ */
+function assertLmdbFile(directory: string): void {
+  const file = join(directory, 'data.mdb');
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new StoreError('open_failed', `cannot read ${file}`, { cause: error });
+  }
+  try {
+    const head = Buffer.alloc(LMDB_MAGIC_OFFSET + 4);
+    const read = readSync(fd, head, 0, head.length, 0);
+    // An empty file is what a process killed while creating the environment leaves: lmdb sets it up.
+    if (read === 0) return;
+    if (read < head.length || head.readUInt32LE(LMDB_MAGIC_OFFSET) !== LMDB_MAGIC) {
+      throw new StoreError('open_failed', `${file} is not an lmdb file; remove the directory or point warm.path elsewhere`);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Opens (creating if needed) the environment at `path`, a directory. */
+export function openWarmTables(path: string): WarmTables {
+  try {
+    mkdirSync(path, { recursive: true });
+  } catch (error) {
+    throw new StoreError('open_failed', `cannot create the warm store directory ${path}`, { cause: error });
+  }
+  assertLmdbFile(path);
+  try {
+    const env = open({ path, maxDbs: 3 });
+    return {
+      env,
+      records: env.openDB<Buffer, Buffer>({ name: 'records', encoding: 'binary', keyEncoding: 'binary' }),
+      index: env.openDB<Buffer, Buffer>({ name: 'index', encoding: 'binary', keyEncoding: 'binary' }),
+      meta: env.openDB<unknown, string>({ name: 'meta', encoding: 'json' }),
+    };
+  } catch (error) {
+    throw new StoreError('open_failed', `cannot open the warm store at ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}

@@ -1,0 +1,379 @@
+// The warm tier: entries on disk in lmdb, surviving restarts and kill -9. The recency index (which
+// variants exist, their sizes and last access) lives in memory and is rebuilt at open from the small
+// index table, never from bodies. Reads are synchronous from lmdb's memory map; writes go through a
+// bounded queue and reach disk in batched transactions. A record that fails its checksum is deleted
+// and never served.
+
+import { entrySizeBytes, type CacheEntry } from '../../cache/entry.js';
+import type { CacheStore, PutOutcome } from '../cache-store.js';
+import { StoreError } from '../errors.js';
+import { RecencyIndex, type IndexNode } from '../recency-index.js';
+import {
+  CorruptRecordError,
+  decodeEntry,
+  decodeIndexRecord,
+  encodeEntry,
+  encodeIndexRecord,
+  recordId,
+} from './record-codec.js';
+import { reconcileSchema, type DiscardedSchema } from './schema.js';
+import { openWarmTables, type WarmTables } from './tables.js';
+import { WriteQueue } from './write-queue.js';
+
+/**
+ * A read persists its access time only when the stored one is older than this: recency after a
+ * restart is accurate to about a minute, and reads do not turn into a write each.
+ */
+const ACCESS_PERSIST_INTERVAL_MS = 60_000;
+
+export interface WarmStoreOptions {
+  /** Directory of the lmdb environment (`warm.path`); created if missing. */
+  path: string;
+  /** The byte bound (`warm.max_bytes`), counted as entrySizeBytes; lmdb's page overhead is extra. */
+  maxBytes: number;
+  /** Puts that may wait for disk at once; one more is dropped and counted in droppedWrites. */
+  writeQueueLength: number;
+  /** Clock for access times and lastSyncMs, ms since the epoch; Date.now unless a test sets it. */
+  now?: () => number;
+}
+
+/** What open did, for the caller to log. */
+export interface WarmOpenReport {
+  /** Wall time the open took, index rebuild included. */
+  durationMs: number;
+  /** Entries indexed and servable after open. */
+  entryCount: number;
+  /** Set when the directory held another schema version: its records were wiped. */
+  discardedSchema: DiscardedSchema | undefined;
+}
+
+export interface WarmStore extends CacheStore {
+  readonly tier: 'warm';
+  /** Puts dropped because the write queue was full or their write failed (svc_wal_dropped_entries_total). */
+  readonly droppedWrites: number;
+  /** When the last write became durable, ms since the epoch; the open time until then
+   * (svc_wal_last_sync_timestamp_seconds). */
+  readonly lastSyncMs: number;
+  /** Records that failed their checksum or could not be decoded, deleted unserved
+   * (svc_warm_store_self_heals_total). */
+  readonly selfHeals: number;
+  /** Reads lmdb failed; each answered as a miss. */
+  readonly readErrors: number;
+  /** Write batches lmdb failed. */
+  readonly writeErrors: number;
+  readonly openReport: WarmOpenReport;
+}
+
+/** One stored variant in the in-memory recency index. */
+class WarmSlot implements IndexNode {
+  newer: WarmSlot | null = null;
+  older: WarmSlot | null = null;
+
+  constructor(
+    readonly key: string,
+    readonly variantKey: string,
+    public sizeBytes: number,
+    /** Last use, ms since the epoch. */
+    public lastAccessMs: number,
+    /** The access time the index table holds. */
+    public persistedAccessMs: number,
+  ) {}
+}
+
+// Puts and touches carry the size as it was when enqueued: a batch is encoded later, by which time
+// the slot may have been removed (its size is then -1) with the delete following in the next batch.
+type WarmOp =
+  | { readonly kind: 'put'; readonly slot: WarmSlot; readonly sizeBytes: number; readonly entry: CacheEntry }
+  | { readonly kind: 'touch'; readonly slot: WarmSlot; readonly sizeBytes: number }
+  | { readonly kind: 'delete' };
+
+/** The write queue's key for a record id: 16 bytes as a one-byte-per-char string. */
+function queueKey(key: string, variantKey: string): string {
+  return recordId(key, variantKey).toString('latin1');
+}
+
+class LmdbCacheStore implements WarmStore {
+  readonly tier = 'warm';
+  readonly #tables: WarmTables;
+  readonly #index = new RecencyIndex<WarmSlot>();
+  readonly #queue: WriteQueue<WarmOp>;
+  readonly #maxBytes: number;
+  readonly #writeQueueLength: number;
+  readonly #now: () => number;
+  #droppedWrites = 0;
+  #lastSyncMs: number;
+  #selfHeals = 0;
+  #readErrors = 0;
+  #writeErrors = 0;
+  #closed = false;
+  #openReport: WarmOpenReport | undefined;
+
+  constructor(tables: WarmTables, options: WarmStoreOptions) {
+    this.#tables = tables;
+    this.#maxBytes = options.maxBytes;
+    this.#writeQueueLength = options.writeQueueLength;
+    this.#now = options.now ?? Date.now;
+    this.#lastSyncMs = this.#now();
+    this.#queue = new WriteQueue<WarmOp>({
+      maxPuts: options.writeQueueLength,
+      commit: (batch) => this.#commit(batch),
+      onFailed: (batch) => this.#failed(batch),
+    });
+  }
+
+  get entryCount(): number {
+    return this.#index.entryCount;
+  }
+
+  get byteCount(): number {
+    return this.#index.byteCount;
+  }
+
+  get droppedWrites(): number {
+    return this.#droppedWrites;
+  }
+
+  get lastSyncMs(): number {
+    return this.#lastSyncMs;
+  }
+
+  get selfHeals(): number {
+    return this.#selfHeals;
+  }
+
+  get readErrors(): number {
+    return this.#readErrors;
+  }
+
+  get writeErrors(): number {
+    return this.#writeErrors;
+  }
+
+  get openReport(): WarmOpenReport {
+    return this.#openReport ?? { durationMs: 0, entryCount: 0, discardedSchema: undefined };
+  }
+
+  /**
+   * Rebuilds the recency index from the index table: the startup "log replay" phase. Bodies are not
+   * read; a record's checksum is checked when it is first read.
+   */
+  async load(startedMs: number, discardedSchema: DiscardedSchema | undefined): Promise<void> {
+    const found: WarmSlot[] = [];
+    const corrupt: Buffer[] = [];
+    for (const { key: id, value } of this.#tables.index.getRange()) {
+      try {
+        const record = decodeIndexRecord(value);
+        found.push(new WarmSlot(record.key, record.variantKey, record.sizeBytes, record.lastAccessMs, record.lastAccessMs));
+      } catch (error) {
+        if (!(error instanceof CorruptRecordError)) throw error;
+        corrupt.push(id);
+      }
+    }
+    if (corrupt.length > 0) {
+      this.#selfHeals += corrupt.length;
+      await this.#tables.env.transaction(() => {
+        for (const id of corrupt) {
+          this.#tables.records.remove(id);
+          this.#tables.index.remove(id);
+        }
+      });
+    }
+    // Least recently used first, so the most recently used ends at the head of the list.
+    found.sort((a, b) => a.lastAccessMs - b.lastAccessMs);
+    for (const slot of found) {
+      // More variants than MAX_VARIANTS can only come from a lowered cap; the oldest are kept.
+      if (this.#index.admission(slot.key, slot.variantKey) === 'vary_cap') this.#remove(slot);
+      else this.#index.add(slot);
+    }
+    // A lowered maxBytes takes effect at once.
+    this.#evictToFit(undefined);
+    this.#openReport = { durationMs: performance.now() - startedMs, entryCount: this.entryCount, discardedSchema };
+  }
+
+  variants(key: string): CacheEntry[] {
+    if (this.#closed) return [];
+    const slots = this.#index.variantsOf(key);
+    const found: CacheEntry[] = [];
+    const now = this.#now();
+    for (let i = slots.length - 1; i >= 0; i -= 1) {
+      const slot = slots[i] as WarmSlot;
+      const entry = this.#read(slot);
+      if (entry === undefined) continue;
+      found.push(entry);
+      this.#touch(slot, now);
+    }
+    return found;
+  }
+
+  put(entry: CacheEntry): PutOutcome {
+    if (this.#closed) return 'dropped';
+    const sizeBytes = entrySizeBytes(entry);
+    if (sizeBytes > this.#maxBytes) return 'too_large';
+    if (this.#index.admission(entry.key, entry.variantKey) === 'vary_cap') return 'vary_cap';
+    const id = queueKey(entry.key, entry.variantKey);
+    if (!this.#queue.hasRoomForPut(id)) {
+      this.#droppedWrites += 1;
+      return 'dropped';
+    }
+    const now = this.#now();
+    const slot = new WarmSlot(entry.key, entry.variantKey, sizeBytes, now, now);
+    this.#index.add(slot);
+    this.#queue.enqueue(id, { kind: 'put', slot, sizeBytes, entry });
+    this.#evictToFit(slot);
+    return 'stored';
+  }
+
+  delete(key: string, variantKey?: string): number {
+    if (this.#closed) return 0;
+    if (variantKey !== undefined) {
+      const slot = this.#index.find(key, variantKey);
+      if (slot === undefined) return 0;
+      this.#remove(slot);
+      return 1;
+    }
+    const slots = [...this.#index.variantsOf(key)];
+    for (const slot of slots) this.#remove(slot);
+    return slots.length;
+  }
+
+  *entries(): Generator<CacheEntry> {
+    for (const slot of this.#index.nodes()) {
+      if (this.#closed) return;
+      const entry = this.#read(slot);
+      if (entry !== undefined) yield entry;
+    }
+  }
+
+  flush(): Promise<void> {
+    return this.#queue.settled();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#queue.settled();
+    await this.#tables.env.close();
+  }
+
+  /** The entry a slot stands for: the waiting put's, else the record on disk, verified. */
+  #read(slot: WarmSlot): CacheEntry | undefined {
+    const id = recordId(slot.key, slot.variantKey);
+    const pending = this.#queue.pending(id.toString('latin1'));
+    if (pending?.kind === 'put') return pending.entry;
+    let stored: Buffer | undefined;
+    try {
+      stored = this.#tables.records.getBinary(id);
+    } catch {
+      this.#readErrors += 1;
+      return undefined;
+    }
+    // Whatever fails here (a missing record, a bad checksum, a record for another key, a decoder
+    // surprise) means the record cannot be trusted: it is deleted, never served.
+    try {
+      if (stored === undefined) throw new CorruptRecordError('index names a record that is missing');
+      const entry = decodeEntry(stored);
+      if (entry.key !== slot.key || entry.variantKey !== slot.variantKey) {
+        throw new CorruptRecordError('record holds another key');
+      }
+      return entry;
+    } catch {
+      this.#selfHeals += 1;
+      this.#remove(slot);
+      return undefined;
+    }
+  }
+
+  #touch(slot: WarmSlot, now: number): void {
+    slot.lastAccessMs = now;
+    this.#index.touch(slot);
+    if (now - slot.persistedAccessMs < ACCESS_PERSIST_INTERVAL_MS) return;
+    const id = queueKey(slot.key, slot.variantKey);
+    // Access times are a hint: skipped when a write for the record already waits (it carries the
+    // time) or when the queue is busy.
+    if (this.#queue.pending(id) !== undefined || this.#queue.length >= this.#writeQueueLength) return;
+    this.#queue.enqueue(id, { kind: 'touch', slot, sizeBytes: slot.sizeBytes });
+  }
+
+  /** Drops a slot from the index, and its record and index record from disk. */
+  #remove(slot: WarmSlot): void {
+    if (slot.sizeBytes >= 0) this.#index.remove(slot);
+    this.#queue.enqueue(queueKey(slot.key, slot.variantKey), { kind: 'delete' });
+  }
+
+  #evictToFit(keep: WarmSlot | undefined): void {
+    while (this.#index.byteCount > this.#maxBytes) {
+      const victim = this.#index.oldest();
+      if (victim === undefined || victim === keep) return;
+      this.#remove(victim);
+    }
+  }
+
+  async #commit(batch: ReadonlyMap<string, WarmOp>): Promise<void> {
+    const { env, records, index } = this.#tables;
+    const written: { slot: WarmSlot; lastAccessMs: number }[] = [];
+    await env.transaction(() => {
+      for (const [queued, op] of batch) {
+        const id = Buffer.from(queued, 'latin1');
+        if (op.kind === 'delete') {
+          records.remove(id);
+          index.remove(id);
+          continue;
+        }
+        if (op.kind === 'put') records.put(id, encodeEntry(op.entry));
+        const { slot, sizeBytes } = op;
+        const { key, variantKey, lastAccessMs } = slot;
+        index.put(id, encodeIndexRecord({ key, variantKey, sizeBytes, lastAccessMs }));
+        written.push({ slot, lastAccessMs });
+      }
+    });
+    await env.flushed;
+    for (const { slot, lastAccessMs } of written) slot.persistedAccessMs = lastAccessMs;
+    this.#lastSyncMs = this.#now();
+  }
+
+  /** A batch that did not commit: its puts are lost (and undone on disk), its deletes retried. */
+  #failed(batch: ReadonlyMap<string, WarmOp>): void {
+    this.#writeErrors += 1;
+    if (this.#closed) return;
+    for (const [id, op] of batch) {
+      // A newer operation for the record supersedes this one.
+      if (this.#queue.pending(id) !== op) continue;
+      if (op.kind === 'touch') continue;
+      if (op.kind === 'put') {
+        this.#droppedWrites += 1;
+        if (op.slot.sizeBytes >= 0) this.#index.remove(op.slot);
+      }
+      // A delete for a failed put too: an older version of the record may be on disk.
+      this.#queue.enqueue(id, { kind: 'delete' });
+    }
+  }
+}
+
+/**
+ * Opens the warm tier at `options.path`, rebuilding its recency index from disk (the startup
+ * `log_replay` phase). Rejects with StoreError `open_failed` when the directory cannot be used.
+ */
+export async function openWarmStore(options: WarmStoreOptions): Promise<WarmStore> {
+  if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0) {
+    throw new StoreError('invalid_option', `warm store maxBytes must be a positive integer, got ${options.maxBytes}`);
+  }
+  if (!Number.isSafeInteger(options.writeQueueLength) || options.writeQueueLength <= 0) {
+    throw new StoreError(
+      'invalid_option',
+      `warm store writeQueueLength must be a positive integer, got ${options.writeQueueLength}`,
+    );
+  }
+  const startedMs = performance.now();
+  const tables = openWarmTables(options.path);
+  try {
+    const discardedSchema = await reconcileSchema(tables);
+    const store = new LmdbCacheStore(tables, options);
+    await store.load(startedMs, discardedSchema);
+    return store;
+  } catch (error) {
+    await tables.env.close();
+    throw new StoreError('open_failed', `cannot open the warm store at ${options.path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}

@@ -1,0 +1,61 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { entrySizeBytes, type CacheEntry } from '../../src/cache/entry.js';
+import { MAX_VARIANTS } from '../../src/store/cache-store.js';
+import { StoreError } from '../../src/store/errors.js';
+import { createHotStore } from '../../src/store/hot-store.js';
+import { cacheStoreConformance } from './conformance.js';
+import { makeEntry } from './entry-fixture.js';
+
+cacheStoreConformance('hot', async ({ maxBytes }) => {
+  const store = createHotStore({ maxBytes });
+  return { store, cleanup: () => store.close() };
+});
+
+describe('hot store', () => {
+  test('eviction hands each evicted entry to onEvict, oldest first, and counts it', () => {
+    const evicted: CacheEntry[] = [];
+    const entries = [0, 1, 2, 3, 4].map((i) => makeEntry({ key: `https://example.com/${i}` }));
+    const size = entrySizeBytes(entries[0] as CacheEntry);
+    const store = createHotStore({ maxBytes: size * 3, onEvict: (entry) => evicted.push(entry) });
+    for (const entry of entries) store.put(entry);
+    assert.deepEqual(evicted, entries.slice(0, 2));
+    assert.equal(store.evictionCount, 2);
+    assert.equal(store.entryCount, 3);
+  });
+
+  test('explicit deletes and replacements are not evictions', () => {
+    const evicted: CacheEntry[] = [];
+    const store = createHotStore({ maxBytes: 1_000_000, onEvict: (entry) => evicted.push(entry) });
+    store.put(makeEntry({ key: 'https://example.com/a' }));
+    store.put(makeEntry({ key: 'https://example.com/a' }));
+    store.delete('https://example.com/a');
+    assert.deepEqual(evicted, []);
+    assert.equal(store.evictionCount, 0);
+  });
+
+  test('refused variants are counted in varyCapHits', () => {
+    const store = createHotStore({ maxBytes: 1_000_000 });
+    const key = 'https://example.com/v';
+    for (let i = 0; i < MAX_VARIANTS + 3; i += 1) store.put(makeEntry({ key, variantKey: `${i}` }));
+    assert.equal(store.varyCapHits, 3);
+  });
+
+  test('reading a key keeps all its variants from eviction', () => {
+    const evicted: string[] = [];
+    const size = entrySizeBytes(makeEntry({ key: 'https://example.com/x', variantKey: '1' }));
+    const store = createHotStore({ maxBytes: size * 3, onEvict: (entry) => evicted.push(entry.key + entry.variantKey) });
+    store.put(makeEntry({ key: 'https://example.com/x', variantKey: '1' }));
+    store.put(makeEntry({ key: 'https://example.com/x', variantKey: '2' }));
+    store.put(makeEntry({ key: 'https://example.com/y', variantKey: '1' }));
+    store.variants('https://example.com/x');
+    store.put(makeEntry({ key: 'https://example.com/z', variantKey: '1' }));
+    assert.deepEqual(evicted, ['https://example.com/y1']);
+  });
+
+  test('a non-positive byte bound is a programmer error', () => {
+    assert.throws(() => createHotStore({ maxBytes: 0 }), (error: unknown) => {
+      return error instanceof StoreError && error.code === 'invalid_option';
+    });
+  });
+});

@@ -1,0 +1,329 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { entrySizeBytes, type CacheEntry } from '../../src/cache/entry.js';
+import { StoreError } from '../../src/store/errors.js';
+import { recordId, WARM_SCHEMA_VERSION } from '../../src/store/warm/record-codec.js';
+import { SCHEMA_VERSION_KEY } from '../../src/store/warm/schema.js';
+import { openWarmTables } from '../../src/store/warm/tables.js';
+import { openWarmStore, type WarmStore, type WarmStoreOptions } from '../../src/store/warm/warm-store.js';
+import { cacheStoreConformance } from './conformance.js';
+import { assertSameEntry, BODY_DIGEST_HEADER, bodyDigest, makeEntry } from './entry-fixture.js';
+
+async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'svc-warm-'));
+}
+
+function open(path: string, options: Partial<WarmStoreOptions> = {}): Promise<WarmStore> {
+  return openWarmStore({ path, maxBytes: 4 * 1024 * 1024, writeQueueLength: 10_000, ...options });
+}
+
+/** Rewrites one stored record directly through lmdb, as disk damage would. */
+async function damage(path: string, table: 'records' | 'index', entry: CacheEntry, at: (length: number) => number) {
+  const tables = openWarmTables(path);
+  const id = recordId(entry.key, entry.variantKey);
+  const stored = tables[table].getBinary(id);
+  assert.ok(stored !== undefined, `no ${table} record to damage`);
+  const damaged = Buffer.from(stored);
+  const offset = at(damaged.length);
+  damaged[offset] = (damaged[offset] as number) ^ 0x20;
+  await tables[table].put(id, damaged);
+  await tables.env.close();
+}
+
+async function onDisk(path: string, entry: CacheEntry): Promise<{ record: boolean; index: boolean }> {
+  const tables = openWarmTables(path);
+  const id = recordId(entry.key, entry.variantKey);
+  const found = { record: tables.records.getBinary(id) !== undefined, index: tables.index.getBinary(id) !== undefined };
+  await tables.env.close();
+  return found;
+}
+
+cacheStoreConformance('warm', async ({ maxBytes }) => {
+  const path = await tempDir();
+  const store = await open(path, { maxBytes });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      await rm(path, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('warm store', () => {
+  test('entries survive a restart and are served at once', async () => {
+    const path = await tempDir();
+    try {
+      const entries = Array.from({ length: 50 }, (_, i) =>
+        makeEntry({ key: `https://example.com/${i % 20}`, variantKey: `${i % 3}`, body: randomBytes(i * 100) }),
+      );
+      const first = await open(path);
+      for (const entry of entries) first.put(entry);
+      const live = new Map(entries.map((entry) => [`${entry.key} ${entry.variantKey}`, entry]));
+      await first.close();
+
+      const second = await open(path);
+      assert.equal(second.openReport.entryCount, live.size);
+      assert.equal(second.openReport.discardedSchema, undefined);
+      assert.equal(second.entryCount, live.size);
+      assert.equal(second.byteCount, [...live.values()].reduce((sum, entry) => sum + entrySizeBytes(entry), 0));
+      for (const entry of live.values()) {
+        assertSameEntry(second.variants(entry.key).find((found) => found.variantKey === entry.variantKey), entry);
+      }
+      assert.equal(second.selfHeals, 0);
+      await second.close();
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+
+  test('recency persists coarsely, so eviction after a restart spares what was read', async () => {
+    const path = await tempDir();
+    try {
+      let nowMs = 1_000_000;
+      const now = (): number => nowMs;
+      const [a, b, c] = ['a', 'b', 'c'].map((name) => makeEntry({ key: `https://example.com/${name}` }));
+      const size = entrySizeBytes(a as CacheEntry);
+      const first = await open(path, { maxBytes: size * 3, now });
+      for (const entry of [a, b, c]) first.put(entry as CacheEntry);
+      await first.flush();
+      // Reads within a minute of the stored access time are not written back; one later is.
+      nowMs += 120_000;
+      first.variants((a as CacheEntry).key);
+      await first.close();
+
+      const second = await open(path, { maxBytes: size * 3, now });
+      second.put(makeEntry({ key: 'https://example.com/d' }));
+      assert.deepEqual(second.variants((b as CacheEntry).key), [], 'b was the least recently used');
+      assertSameEntry(second.variants((a as CacheEntry).key)[0], a as CacheEntry);
+      await second.close();
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+
+  test('a record that fails its checksum is deleted, never served, and counted', async () => {
+    const path = await tempDir();
+    try {
+      const inBody = makeEntry({ key: 'https://example.com/body', body: randomBytes(300) });
+      const inMeta = makeEntry({ key: 'https://example.com/meta' });
+      const healthy = makeEntry({ key: 'https://example.com/healthy' });
+      const first = await open(path);
+      for (const entry of [inBody, inMeta, healthy]) first.put(entry);
+      await first.close();
+      await damage(path, 'records', inBody, (length) => length - 1);
+      await damage(path, 'records', inMeta, () => 12);
+
+      const second = await open(path);
+      assert.equal(second.entryCount, 3, 'open reads no body, so damage is found on read');
+      assert.deepEqual(second.variants(inBody.key), []);
+      assert.deepEqual(second.variants(inMeta.key), []);
+      assertSameEntry(second.variants(healthy.key)[0], healthy);
+      assert.equal(second.selfHeals, 2);
+      assert.equal(second.entryCount, 1);
+      assert.equal(second.byteCount, entrySizeBytes(healthy));
+      await second.close();
+      assert.deepEqual(await onDisk(path, inBody), { record: false, index: false });
+      assert.deepEqual(await onDisk(path, inMeta), { record: false, index: false });
+      assert.deepEqual(await onDisk(path, healthy), { record: true, index: true });
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+
+  test('a damaged index record is healed at open', async () => {
+    const path = await tempDir();
+    try {
+      const damaged = makeEntry({ key: 'https://example.com/damaged' });
+      const healthy = makeEntry({ key: 'https://example.com/healthy' });
+      const first = await open(path);
+      first.put(damaged);
+      first.put(healthy);
+      await first.close();
+      await damage(path, 'index', damaged, (length) => length - 3);
+
+      const second = await open(path);
+      assert.equal(second.selfHeals, 1);
+      assert.equal(second.entryCount, 1);
+      assert.deepEqual(second.variants(damaged.key), []);
+      assertSameEntry(second.variants(healthy.key)[0], healthy);
+      await second.close();
+      assert.deepEqual(await onDisk(path, damaged), { record: false, index: false });
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+
+  test('a record holding another key is not served', async () => {
+    const path = await tempDir();
+    try {
+      const victim = makeEntry({ key: 'https://example.com/victim' });
+      const other = makeEntry({ key: 'https://example.com/other' });
+      const first = await open(path);
+      first.put(victim);
+      first.put(other);
+      await first.close();
+      // A valid record under the wrong id: what a hash collision or a misplaced write would leave.
+      const tables = openWarmTables(path);
+      const otherRecord = tables.records.getBinary(recordId(other.key, other.variantKey));
+      assert.ok(otherRecord !== undefined);
+      await tables.records.put(recordId(victim.key, victim.variantKey), Buffer.from(otherRecord));
+      await tables.env.close();
+
+      const second = await open(path);
+      assert.deepEqual(second.variants(victim.key), []);
+      assert.equal(second.selfHeals, 1);
+      assertSameEntry(second.variants(other.key)[0], other);
+      await second.close();
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+
+  test('puts beyond the write queue are dropped and counted; the queue frees once written', async () => {
+    const path = await tempDir();
+    try {
+      const store = await open(path, { writeQueueLength: 2 });
+      const entries = [0, 1, 2, 3, 4].map((i) => makeEntry({ key: `https://example.com/${i}` }));
+      assert.deepEqual(
+        entries.map((entry) => store.put(entry)),
+        ['stored', 'stored', 'dropped', 'dropped', 'dropped'],
+      );
+      assert.equal(store.droppedWrites, 3);
+      assert.equal(store.entryCount, 2);
+      assert.deepEqual(store.variants((entries[2] as CacheEntry).key), []);
+      // Replacing a waiting put takes no extra room.
+      const replacement = makeEntry({ key: (entries[1] as CacheEntry).key, body: randomBytes(10) });
+      assert.equal(store.put(replacement), 'stored');
+      await store.flush();
+      assert.equal(store.put(entries[2] as CacheEntry), 'stored');
+      assert.equal(store.droppedWrites, 3);
+      await store.close();
+
+      const reopened = await open(path);
+      assert.equal(reopened.entryCount, 3);
+      assertSameEntry(reopened.variants(replacement.key)[0], replacement);
+      assertSameEntry(reopened.variants((entries[2] as CacheEntry).key)[0], entries[2] as CacheEntry);
+      await reopened.close();
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+
+  test('lastSyncMs is the time of the last durable write', async () => {
+    const path = await tempDir();
+    try {
+      let nowMs = 5_000;
+      const store = await open(path, { now: () => nowMs });
+      assert.equal(store.lastSyncMs, 5_000, 'open is in sync with the disk');
+      nowMs = 9_000;
+      store.put(makeEntry());
+      await store.flush();
+      assert.equal(store.lastSyncMs, 9_000);
+      await store.close();
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+
+  for (const foundVersion of [WARM_SCHEMA_VERSION + 1, WARM_SCHEMA_VERSION - 1]) {
+    test(`a directory of schema version ${foundVersion} is wiped, not served`, async () => {
+      const path = await tempDir();
+      try {
+        const entry = makeEntry();
+        const first = await open(path);
+        first.put(entry);
+        await first.close();
+        const tables = openWarmTables(path);
+        await tables.meta.put(SCHEMA_VERSION_KEY, foundVersion);
+        await tables.env.close();
+
+        const second = await open(path);
+        assert.deepEqual(second.openReport.discardedSchema, { foundVersion });
+        assert.equal(second.entryCount, 0);
+        assert.deepEqual(second.variants(entry.key), []);
+        second.put(entry);
+        await second.close();
+
+        const third = await open(path);
+        assert.equal(third.openReport.discardedSchema, undefined);
+        assertSameEntry(third.variants(entry.key)[0], entry);
+        await third.close();
+      } finally {
+        await rm(path, { recursive: true, force: true });
+      }
+    });
+  }
+
+  test('records with no schema version at all are wiped', async () => {
+    const path = await tempDir();
+    try {
+      const first = await open(path);
+      first.put(makeEntry());
+      await first.close();
+      const tables = openWarmTables(path);
+      await tables.meta.remove(SCHEMA_VERSION_KEY);
+      await tables.env.close();
+
+      const second = await open(path);
+      assert.deepEqual(second.openReport.discardedSchema, { foundVersion: null });
+      assert.equal(second.entryCount, 0);
+      await second.close();
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+
+  test('a directory whose data file is not lmdb is refused, not opened', async () => {
+    const path = await tempDir();
+    try {
+      await writeFile(join(path, 'data.mdb'), Buffer.alloc(8192, 7));
+      await assert.rejects(open(path), (error: unknown) => error instanceof StoreError && error.code === 'open_failed');
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+
+  test('kill -9 during writes never leaves a record that is served wrong', { timeout: 60_000 }, async () => {
+    const path = await tempDir();
+    const writer = fileURLToPath(new URL('./fixtures/warm-writer.js', import.meta.url));
+    const delaysMs: number[] = [];
+    try {
+      for (let round = 0; round < 5; round += 1) {
+        const delayMs = 100 + Math.floor(Math.random() * 900);
+        delaysMs.push(delayMs);
+        const child = spawn(process.execPath, [writer, path], { stdio: ['ignore', 'pipe', 'inherit'] });
+        const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+        await new Promise<void>((resolve, reject) => {
+          child.stdout.on('data', (chunk: Buffer) => {
+            if (chunk.toString().includes('ready')) resolve();
+          });
+          child.once('exit', () => reject(new Error(`writer exited before it was ready (round ${round})`)));
+        });
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        child.kill('SIGKILL');
+        assert.equal(await exited, 'SIGKILL', 'the writer was still writing when killed');
+
+        const store = await open(path, { maxBytes: 2 * 1024 * 1024 });
+        let served = 0;
+        for (const entry of store.entries()) {
+          const digest = entry.headers[entry.headers.indexOf(BODY_DIGEST_HEADER) + 1];
+          assert.equal(bodyDigest(entry.body), digest, `body differs from its digest (delays ${delaysMs.join(',')})`);
+          served += 1;
+        }
+        assert.equal(served, store.entryCount, 'every indexed entry is served');
+        assert.ok(served > 0, `the writer committed something (delays ${delaysMs.join(',')})`);
+        assert.equal(store.selfHeals, 0, 'lmdb commits whole transactions: no torn record');
+        await store.close();
+      }
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+});
