@@ -62,6 +62,7 @@ function makeEntry(i: number): CacheEntry {
     lastModified: date,
     tags: [],
     forcedStale: false,
+    surrogateControl: undefined,
     route: 'assets',
   };
 }

@@ -48,6 +48,9 @@ export interface CacheEntry {
   /** `ETag` and `Last-Modified` of the stored response, kept for conditional requests. */
   etag: string | undefined;
   lastModified: string | undefined;
+  /** The origin's Surrogate-Control, which steers svc's freshness but never reaches clients; kept so
+   * that a 304 without one still describes the entry the same way (RFC 9111 §4.3.4). */
+  surrogateControl: string | undefined;
   /** Surrogate keys (spec §1.2) from Surrogate-Key, Cache-Tag or X-Cache-Tags. */
   tags: readonly string[];
   /** Set by refresh (soft purge): the entry is stale from then on whatever its freshness says. */

@@ -50,6 +50,7 @@ export function makeEntry(parts: EntryParts = {}): CacheEntry {
     lastModified: undefined,
     tags: ['product-1', 'all'],
     forcedStale: false,
+    surrogateControl: undefined,
     route: parts.route ?? 'assets',
   };
 }

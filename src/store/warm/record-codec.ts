@@ -86,6 +86,7 @@ export function encodeEntry(entry: CacheEntry): Buffer {
       entry.tags,
       entry.forcedStale,
       entry.route,
+      entry.surrogateControl ?? null,
     ]),
   );
   const buffer = frame(META_LENGTH_BYTES + meta.length + entry.body.length);
@@ -115,10 +116,10 @@ export function decodeEntry(buffer: Buffer): CacheEntry {
   } catch (error) {
     throw new CorruptRecordError('metadata is not JSON', { cause: error });
   }
-  if (!Array.isArray(meta) || meta.length !== 18) throw new CorruptRecordError('metadata has the wrong shape');
+  if (!Array.isArray(meta) || meta.length !== 19) throw new CorruptRecordError('metadata has the wrong shape');
   const [key, variantKey, varyNames, status, headers, requestTimeMs, responseTimeMs, correctedInitialAgeMs] = meta;
   const [freshnessLifetimeMs, staleWhileRevalidateMs, staleIfErrorMs, mustRevalidate, noCache] = meta.slice(8, 13);
-  const [etag, lastModified, tags, forcedStale, route] = meta.slice(13);
+  const [etag, lastModified, tags, forcedStale, route, surrogateControl] = meta.slice(13);
   if (
     !isString(key) ||
     !isString(variantKey) ||
@@ -137,7 +138,8 @@ export function decodeEntry(buffer: Buffer): CacheEntry {
     !isOptionalString(lastModified) ||
     !isStrings(tags) ||
     typeof forcedStale !== 'boolean' ||
-    !isString(route)
+    !isString(route) ||
+    !isOptionalString(surrogateControl)
   ) {
     throw new CorruptRecordError('metadata field of the wrong type');
   }
@@ -161,6 +163,7 @@ export function decodeEntry(buffer: Buffer): CacheEntry {
     tags,
     forcedStale,
     route,
+    surrogateControl: surrogateControl ?? undefined,
   };
 }
 

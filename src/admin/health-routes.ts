@@ -1,0 +1,39 @@
+// The unauthenticated operational endpoints of spec §4.1: liveness, readiness (with detail), drain,
+// version and metrics.
+import { buildInfo } from '../version/build-info.js';
+import type { NodeMetrics } from '../observe/metrics.js';
+import type { Readiness } from '../node/readiness.js';
+import type { AdminRouter } from './router.js';
+import { sendJson } from './json-response.js';
+
+export interface HealthRouteDeps {
+  readiness: Readiness;
+  metrics: NodeMetrics;
+  /** Stops taking new work and resolves once in-flight requests finished (or the drain timed out). */
+  drain: () => Promise<void>;
+}
+
+export function mountHealthRoutes(router: AdminRouter, deps: HealthRouteDeps): void {
+  router.on('GET', '/healthz', (_request, response) => sendJson(response, 200, { status: 'ok' }));
+
+  router.on('GET', '/readyz', (request, response) => {
+    const status = deps.readiness.status();
+    const body: { status: string; conditions?: unknown } = { status };
+    if (request.query.get('detail') === '1') body.conditions = deps.readiness.detail();
+    sendJson(response, status === 'ready' ? 200 : 503, body);
+  });
+
+  // GET, as the spec has it, so that a plain `curl` from a pre-stop hook can drain a node.
+  router.on('GET', '/drain', async (_request, response) => {
+    await deps.drain();
+    sendJson(response, 200, { status: 'drained' });
+  });
+
+  router.on('GET', '/version', (_request, response) => sendJson(response, 200, buildInfo()));
+
+  router.on('GET', '/metrics', async (_request, response) => {
+    const { contentType, body } = await deps.metrics.exposition();
+    response.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+    response.end(body);
+  });
+}

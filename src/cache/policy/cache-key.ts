@@ -1,0 +1,35 @@
+// Primary cache keys (RFC 9111 §2): the target URI, normalised only where RFC 3986 §6.2.3 says two
+// spellings name the same resource for http and https.
+
+/** What primaryKey does, for documentation and the admin API's debug output. */
+export const PRIMARY_KEY_DESCRIPTION =
+  'scheme://host[:port]/path?query of the target URI: scheme and host lower-cased, the default port ' +
+  '(80 for http, 443 for https) and an empty port removed, an empty path written "/", any fragment ' +
+  'dropped; path and query are kept byte for byte (no percent-decoding, no dot-segment removal), ' +
+  'because an origin may tell those spellings apart. GET and HEAD share a key; Vary selects among ' +
+  'variants under it.';
+
+const DEFAULT_PORTS: Readonly<Record<string, string>> = { http: '80', https: '443' };
+
+function normaliseHost(scheme: string, host: string): string {
+  const lower = host.toLowerCase();
+  // The port separator is the last colon after any IPv6 literal's closing bracket.
+  const colon = lower.lastIndexOf(':');
+  if (colon < 0 || colon < lower.lastIndexOf(']')) return lower;
+  const port = lower.slice(colon + 1);
+  return port.length === 0 || port === DEFAULT_PORTS[scheme] ? lower.slice(0, colon) : lower;
+}
+
+/** The primary key of a request (as `CacheEntry.key`). `pathAndQuery` is the request target. */
+export function primaryKey(scheme: string, host: string, pathAndQuery: string): string {
+  const lowerScheme = scheme.toLowerCase();
+  const hash = pathAndQuery.indexOf('#');
+  let path = hash < 0 ? pathAndQuery : pathAndQuery.slice(0, hash);
+  if (!path.startsWith('/')) path = `/${path}`;
+  return `${lowerScheme}://${normaliseHost(lowerScheme, host)}${path}`;
+}
+
+/** The primary key of an absolute URL already parsed by WHATWG URL (which normalises the path). */
+export function primaryKeyOfUrl(url: URL): string {
+  return primaryKey(url.protocol.slice(0, -1), url.host, url.pathname + url.search);
+}

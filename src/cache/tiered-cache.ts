@@ -1,0 +1,123 @@
+// The two cache tiers seen as one: lookups try the hot tier, then the warm tier (promoting what they
+// find), stores go to the hot tier and are written through to the warm one, whose bounded write
+// queue makes the disk copy asynchronous. A hot eviction demotes the entry to the warm tier when the
+// write-through copy was dropped under pressure. Store failures degrade to misses (DESIGN principle 6).
+// Every change to the hot tier goes through this class, so observers (the invalidation engine's
+// surrogate-key index) see each entry the hot tier gains or loses.
+import type { CacheEntry } from './entry.js';
+import type { CacheStore, PutOutcome } from '../store/cache-store.js';
+
+export interface CacheHit {
+  entry: CacheEntry;
+  source: 'hot' | 'warm';
+}
+
+/** Picks the stored variant a request selects (RFC 9111 §4.1), given its variant key function. */
+export type VariantSelector = (candidates: readonly CacheEntry[]) => CacheEntry | undefined;
+
+/** Told of every entry the hot tier gains or loses; must not throw and must not call back into the cache. */
+export interface HotTierObserver {
+  /** The hot tier now holds `entry`, replacing any variant with the same key and variantKey. */
+  stored(entry: CacheEntry): void;
+  /** The hot tier no longer holds the variant `variantKey` of `key`, or any variant when it is undefined. */
+  removed(key: string, variantKey: string | undefined): void;
+}
+
+export class TieredCache {
+  readonly #observers: HotTierObserver[] = [];
+
+  constructor(
+    readonly hot: CacheStore,
+    readonly warm: CacheStore | undefined,
+  ) {}
+
+  /**
+   * Registers an observer of the hot tier and tells it of every entry already held; returns the
+   * function that unregisters it. Evictions reach observers only through demote(), so the hot
+   * store's `onEvict` must call it (as the node wires it).
+   */
+  observeHot(observer: HotTierObserver): () => void {
+    this.#observers.push(observer);
+    for (const entry of this.hot.entries()) observer.stored(entry);
+    return () => {
+      const at = this.#observers.indexOf(observer);
+      if (at >= 0) this.#observers.splice(at, 1);
+    };
+  }
+
+  lookup(key: string, select: VariantSelector): CacheHit | undefined {
+    const hotEntry = select(this.hot.variants(key));
+    if (hotEntry) return { entry: hotEntry, source: 'hot' };
+    if (!this.warm) return undefined;
+    const warmEntry = select(this.warm.variants(key));
+    if (!warmEntry) return undefined;
+    this.#putHot(warmEntry);
+    return { entry: warmEntry, source: 'warm' };
+  }
+
+  /** Stores in both tiers; the outcome is the hot tier's (the one a request observes). */
+  store(entry: CacheEntry): PutOutcome {
+    const outcome = this.#putHot(entry);
+    if (outcome !== 'vary_cap') this.warm?.put(entry);
+    return outcome;
+  }
+
+  /** Called by the hot store when it evicts: keeps the entry on disk if the write-through missed. */
+  demote(entry: CacheEntry): void {
+    for (const observer of this.#observers) observer.removed(entry.key, entry.variantKey);
+    if (!this.warm) return;
+    const onDisk = this.warm.variants(entry.key).some((e) => e.variantKey === entry.variantKey);
+    if (!onDisk) this.warm.put(entry);
+  }
+
+  /** Removes every variant of `key` from both tiers; returns how many entries went. */
+  delete(key: string, variantKey?: string): number {
+    return this.#deleteHot(key, variantKey) + (this.warm?.delete(key, variantKey) ?? 0);
+  }
+
+  /**
+   * Removes every variant of `key` from both tiers; returns how many distinct variants went (a
+   * variant held by both tiers counts once).
+   */
+  deleteVariants(key: string): number {
+    const hotVariants = this.hot.variants(key);
+    this.#deleteHot(key, undefined);
+    if (!this.warm) return hotVariants.length;
+    // The warm tier is asked once per variant the hot tier held, then for the rest, which are the
+    // variants only the warm tier held.
+    for (const entry of hotVariants) this.warm.delete(key, entry.variantKey);
+    return hotVariants.length + this.warm.delete(key);
+  }
+
+  /**
+   * Replaces every stored variant of `key`, in each tier, with `change(entry)`; returns how many
+   * distinct variants changed. A warm copy that cannot be rewritten (its write queue is full) is
+   * deleted, so a restart never brings back the unchanged entry.
+   */
+  rewriteVariants(key: string, change: (entry: CacheEntry) => CacheEntry): number {
+    const changed = new Set<string>();
+    for (const entry of this.hot.variants(key)) {
+      // A replacement of the same size always fits where the entry was.
+      if (this.#putHot(change(entry)) === 'stored') changed.add(entry.variantKey);
+    }
+    if (this.warm) {
+      for (const entry of this.warm.variants(key)) {
+        if (this.warm.put(change(entry)) !== 'stored') this.warm.delete(key, entry.variantKey);
+        changed.add(entry.variantKey);
+      }
+    }
+    return changed.size;
+  }
+
+  #deleteHot(key: string, variantKey: string | undefined): number {
+    const removed = this.hot.delete(key, variantKey);
+    if (removed > 0) for (const observer of this.#observers) observer.removed(key, variantKey);
+    return removed;
+  }
+
+  #putHot(entry: CacheEntry): PutOutcome {
+    const outcome = this.hot.put(entry);
+    if (outcome === 'stored') for (const observer of this.#observers) observer.stored(entry);
+    return outcome;
+  }
+}

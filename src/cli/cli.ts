@@ -1,0 +1,62 @@
+// The `svc` command tree and its runner (spec §4.2). A failure prints one line on stderr and exits non-zero:
+// 2 for a usage error (unknown command, missing or bad argument), 1 for anything else.
+import { stripVTControlCharacters } from 'node:util';
+import { defineCommand, runCommand, showUsage, type CommandDef } from 'citty';
+import { ConfigError, formatConfigIssue } from '../config/index.js';
+import { buildInfo } from '../version/build-info.js';
+import { CliError } from './cli-error.js';
+import { configCommand } from './config-command.js';
+import { serveCommand } from './serve-command.js';
+import { versionCommand } from './version-command.js';
+
+export const mainCommand = defineCommand({
+  meta: { name: 'svc', version: buildInfo().version, description: 'edge cache service' },
+  subCommands: {
+    serve: serveCommand,
+    config: configCommand,
+    version: versionCommand,
+  },
+});
+
+/** The command a `--help` applies to: the deepest subcommand named on the command line. */
+async function helpTarget(rawArgs: readonly string[]): Promise<[CommandDef, CommandDef | undefined]> {
+  let command: CommandDef = mainCommand as CommandDef;
+  let parent: CommandDef | undefined;
+  for (const arg of rawArgs) {
+    if (arg.startsWith('-')) break;
+    const subCommands = (typeof command.subCommands === 'function' ? await command.subCommands() : await command.subCommands) ?? {};
+    const next = subCommands[arg];
+    if (!next) break;
+    parent = command;
+    command = (typeof next === 'function' ? await (next as () => Promise<CommandDef>)() : next) as CommandDef;
+  }
+  return [command, parent];
+}
+
+function describeFailure(error: unknown): { lines: string[]; exitCode: number } {
+  if (error instanceof CliError) return { lines: [error.message], exitCode: error.exitCode };
+  if (error instanceof ConfigError) return { lines: error.issues.map(formatConfigIssue), exitCode: 1 };
+  if (error instanceof Error && error.name === 'CLIError') {
+    // citty's usage errors; its message may carry terminal colour codes.
+    return { lines: [`${stripVTControlCharacters(error.message)} (see svc --help)`], exitCode: 2 };
+  }
+  return { lines: [error instanceof Error ? error.message : String(error)], exitCode: 1 };
+}
+
+export async function runCli(rawArgs: string[]): Promise<void> {
+  try {
+    if (rawArgs.length === 0 || rawArgs.includes('--help') || rawArgs.includes('-h')) {
+      await showUsage(...(await helpTarget(rawArgs)));
+      return;
+    }
+    if (rawArgs.length === 1 && rawArgs[0] === '--version') {
+      console.log(buildInfo().version);
+      return;
+    }
+    await runCommand(mainCommand, { rawArgs });
+  } catch (error) {
+    const { lines, exitCode } = describeFailure(error);
+    for (const line of lines) console.error(`svc: ${line}`);
+    process.exitCode = exitCode;
+  }
+}

@@ -1,0 +1,176 @@
+// One svc node: its startup sequence, the parts it is made of, and its way out (drain, stop).
+// The admin listener comes up first so that probes see the startup phases; the data plane opens
+// last, once the warm tier is indexed, so the first request it takes can already hit the disk tier.
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../config/index.js';
+import { splitHostPort } from '../config/index.js';
+import { NodeMetrics } from '../observe/metrics.js';
+import { createAccessLog } from '../observe/access-log.js';
+import type { Logger } from '../observe/logger.js';
+import { createHotStore } from '../store/hot-store.js';
+import { openWarmStore, type WarmStore } from '../store/warm/warm-store.js';
+import { TieredCache } from '../cache/tiered-cache.js';
+import { UpstreamPool } from '../upstream/upstream-pool.js';
+import { RouteTable } from '../proxy/route-table.js';
+import { CacheFlow } from '../proxy/cache-flow.js';
+import { createDataPlaneServer, type DataPlaneRoute } from '../proxy/data-plane-server.js';
+import { AdminRouter } from '../admin/router.js';
+import { createAdminServer } from '../admin/admin-server.js';
+import { mountHealthRoutes } from '../admin/health-routes.js';
+import { resolveAdminToken, type AdminToken } from '../admin/admin-token.js';
+import { Readiness } from './readiness.js';
+import { InFlightRequests } from './in-flight.js';
+
+export interface StartNodeOptions {
+  config: Config;
+  logger: Logger;
+  env?: NodeJS.ProcessEnv;
+  /** Wall clock, ms since the epoch; tests inject one to move time. */
+  now?: () => number;
+}
+
+export interface SvcNode {
+  /** `http://host:port` of the data plane and of the admin API, with the ports actually bound. */
+  readonly dataUrl: string;
+  readonly adminUrl: string;
+  readonly adminToken: AdminToken;
+  readonly metrics: NodeMetrics;
+  readonly readiness: Readiness;
+  readonly cache: TieredCache;
+  /** Stops taking new work; resolves when in-flight requests are done or the drain timed out. */
+  drain(): Promise<void>;
+  /** Closes listeners, pools and stores; the warm tier is flushed first. */
+  stop(): Promise<void>;
+}
+
+/** How long drain waits for in-flight requests: as long as the slowest origin is allowed to take. */
+const DRAIN_TIMEOUT_MS = 30_000;
+
+async function listen(server: Server, address: string): Promise<string> {
+  const { host, port } = splitHostPort(address);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = server.address() as AddressInfo;
+  const shownHost = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+  return `http://${shownHost}:${bound.port}`;
+}
+
+async function close(server: Server): Promise<void> {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    // Connections still busy after a grace period are cut: stop must end.
+    setTimeout(() => server.closeAllConnections(), 2_000).unref();
+  });
+}
+
+export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
+  const { config, logger } = options;
+  const now = options.now ?? Date.now;
+  const metrics = new NodeMetrics();
+  const readiness = new Readiness(metrics, now);
+  const inFlight = new InFlightRequests();
+  readiness.expect('data_listener_bound', 'the data-plane listener is not open yet');
+  if (config.warm) readiness.expect('warm_store_indexed', 'the warm tier is being indexed');
+
+  const adminToken = resolveAdminToken(options.env ?? process.env, config.admin.token);
+  if (adminToken.source === 'generated') {
+    // Spec §5.2: with no token configured, the generated one is logged once so an operator can use it.
+    logger.warn({ admin_token: adminToken.value }, 'no admin token configured: generated one for this run');
+  }
+
+  let draining: Promise<void> | undefined;
+  const drain = (): Promise<void> => {
+    draining ??= (async () => {
+      readiness.markDraining();
+      logger.info({ in_flight: inFlight.size }, 'draining');
+      const idle = await inFlight.idle(DRAIN_TIMEOUT_MS);
+      readiness.markDrained();
+      logger.info({ timed_out: !idle }, 'drained');
+    })();
+    return draining;
+  };
+
+  const router = new AdminRouter();
+  mountHealthRoutes(router, { readiness, metrics, drain });
+  const adminServer = createAdminServer(router, logger);
+  const adminUrl = await listen(adminServer, config.admin.listen);
+
+  let warm: WarmStore | undefined;
+  if (config.warm) {
+    const warmConfig = config.warm;
+    warm = await readiness.phase('log_replay', () =>
+      openWarmStore({ path: warmConfig.path, maxBytes: warmConfig.max_bytes, writeQueueLength: warmConfig.write_queue_length, now }),
+    );
+    const report = warm.openReport;
+    if (report.discardedSchema) logger.warn({ discarded: report.discardedSchema }, 'warm tier held another schema version: wiped');
+    logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
+    readiness.set('warm_store_indexed', true, `${report.entryCount} entries indexed`);
+  }
+  // Evictions from the hot tier are demoted to the warm one (when the write-through copy is missing).
+  const hot = createHotStore({ maxBytes: config.hot_max_bytes, onEvict: (entry) => cache.demote(entry) });
+  const cache = new TieredCache(hot, warm);
+  metrics.bindStores(hot, warm);
+
+  const pools = new Map(
+    config.pools.map((pool) => [
+      pool.name,
+      new UpstreamPool({
+        name: pool.name,
+        upstreams: pool.upstreams,
+        connectTimeoutMs: pool.connect_timeout,
+        responseTimeoutMs: pool.response_timeout,
+        connections: pool.connections,
+      }),
+    ]),
+  );
+  const routes = new RouteTable<DataPlaneRoute>(
+    config.routes.map((route) => ({
+      ...route,
+      policy: {
+        ttlOverrideMs: route.cache.ttl_override,
+        staleWhileRevalidateMs: route.cache.stale_while_revalidate,
+        staleIfErrorMs: route.cache.stale_if_error,
+      },
+    })),
+  );
+  const cacheFlow = new CacheFlow({ cache, now, maxObjectBytes: config.max_object_bytes, logger });
+  const dataServer = createDataPlaneServer({
+    routes,
+    pools,
+    cacheFlow,
+    cache,
+    logger,
+    metrics,
+    accessLog: createAccessLog(logger),
+    inFlight,
+    isDraining: () => readiness.status() === 'draining' || readiness.status() === 'drained',
+    smugglingRejected: metrics.smugglingRejected,
+  });
+  const dataUrl = await listen(dataServer, config.listen);
+  readiness.set('data_listener_bound', true, `listening on ${dataUrl}`);
+  logger.info({ data: dataUrl, admin: adminUrl }, 'svc is serving');
+
+  return {
+    dataUrl,
+    adminUrl,
+    adminToken,
+    metrics,
+    readiness,
+    cache,
+    drain,
+    async stop() {
+      await close(dataServer);
+      await Promise.all([...pools.values()].map((pool) => pool.close()));
+      await warm?.flush();
+      await warm?.close();
+      await close(adminServer);
+    },
+  };
+}

@@ -1,0 +1,131 @@
+// Turning an origin answer into a stored entry: the field list clients will get (without Age, which
+// svc computes on every hit, without the surrogate-only fields svc consumes, and without the fields a
+// qualified `private` or `no-cache` names), the Vary secondary key, the surrogate keys, and the
+// freshness facts, all computed once here so that hits do none of this work.
+import type { CacheEntry } from '../cache/entry.js';
+import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
+import { describeResponse } from '../cache/policy/describe-response.js';
+import { SURROGATE_ONLY_FIELDS } from '../cache/policy/targeted-cache-control.js';
+import { surrogateKeys } from '../cache/policy/surrogate-keys.js';
+import { varyNames, variantKey } from '../cache/policy/vary.js';
+import { mergeNotModified } from '../cache/policy/not-modified.js';
+import { canStore } from '../cache/policy/storability.js';
+import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
+import type { OriginAnswer } from './origin-fetch.js';
+
+type AnswerTimes = Pick<OriginAnswer, 'requestTimeMs' | 'responseTimeMs'>;
+
+export interface EntryInput {
+  key: string;
+  requestHeaders: HeaderLookup;
+  answer: Pick<OriginAnswer, 'statusCode' | 'fields'> & AnswerTimes;
+  route: string;
+  policy: RouteCacheOptions;
+  /** Fields named by `private="…"` or `no-cache="…"`, never stored. */
+  omitFields: readonly string[];
+}
+
+export interface EntryDraft {
+  /** The fields sent to the client with this answer (and stored with the entry). */
+  clientFields: string[];
+  ageSecondsAtResponse: number;
+  /** The entry, once the whole body arrived. */
+  complete(body: Buffer): CacheEntry;
+}
+
+/** Statuses whose responses never carry a body, so never a Content-Length (RFC 9110 §8.6). */
+function hasNoContent(status: number): boolean {
+  return status === 204 || status === 304 || status < 200;
+}
+
+/** The stored (and client-facing) fields: no Age, no surrogate-only fields, no omitted fields. */
+function clientFieldsOf(fields: readonly string[], omit: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i]!.toLowerCase();
+    if (name === 'age' || SURROGATE_ONLY_FIELDS.has(name) || omit.includes(name)) continue;
+    kept.push(fields[i]!, fields[i + 1]!);
+  }
+  return kept;
+}
+
+export function buildEntry(input: EntryInput): EntryDraft {
+  const { answer, policy } = input;
+  const responseHeaders = headersFromRaw(answer.fields);
+  const facts = describeResponse(responseHeaders, {
+    status: answer.statusCode,
+    requestTimeMs: answer.requestTimeMs,
+    responseTimeMs: answer.responseTimeMs,
+    ...policy,
+  });
+  const { names } = varyNames(responseHeaders);
+  const clientFields = clientFieldsOf(answer.fields, input.omitFields);
+  return {
+    clientFields,
+    ageSecondsAtResponse: Math.floor(facts.correctedInitialAgeMs / 1000),
+    complete(body) {
+      const headers = clientFields;
+      if (!hasNoContent(answer.statusCode) && responseHeaders('content-length') === undefined) {
+        // The origin streamed it (chunked); stored, its length is known, and hits send it plainly.
+        headers.push('content-length', String(body.length));
+      }
+      return {
+        key: input.key,
+        variantKey: variantKey(names, input.requestHeaders),
+        varyNames: names,
+        status: answer.statusCode,
+        headers,
+        body,
+        requestTimeMs: answer.requestTimeMs,
+        responseTimeMs: answer.responseTimeMs,
+        ...facts,
+        surrogateControl: responseHeaders('surrogate-control'),
+        tags: surrogateKeys(responseHeaders),
+        forcedStale: false,
+        route: input.route,
+      };
+    },
+  };
+}
+
+/**
+ * RFC 9111 §4.3.4: the stored entry updated by a 304. The 304's fields replace the stored ones (never
+ * the framing), freshness is computed again from the result, and the stored body is reused. Undefined
+ * when the updated response may no longer be stored (the 304 said no-store, say): the caller serves
+ * it once and drops the entry.
+ */
+export function entryFromNotModified(
+  entry: CacheEntry,
+  notModifiedFields: readonly string[],
+  requestHeaders: HeaderLookup,
+  times: AnswerTimes,
+  policy: RouteCacheOptions,
+): CacheEntry | undefined {
+  const notModified = headersFromRaw(notModifiedFields);
+  const merged = mergeNotModified(entry.headers, notModifiedFields);
+  const surrogateControl = notModified('surrogate-control') ?? entry.surrogateControl;
+  // What describes the updated response: the merged fields, the 304's Age, and the targeted field.
+  const describing = [...merged];
+  const age = notModified('age');
+  if (age !== undefined) describing.push('age', age);
+  if (surrogateControl !== undefined) describing.push('surrogate-control', surrogateControl);
+  const headers = headersFromRaw(describing);
+  const verdict = canStore(
+    { method: 'GET', headers: requestHeaders },
+    { status: entry.status, headers, responseTimeMs: times.responseTimeMs },
+    policy,
+  );
+  if (!verdict.store) return undefined;
+  const facts = describeResponse(headers, { status: entry.status, ...times, ...policy });
+  const tags = surrogateKeys(headers);
+  return {
+    ...entry,
+    headers: clientFieldsOf(merged, verdict.omitFields),
+    requestTimeMs: times.requestTimeMs,
+    responseTimeMs: times.responseTimeMs,
+    ...facts,
+    surrogateControl,
+    tags: tags.length > 0 ? tags : entry.tags,
+    forcedStale: false,
+  };
+}

@@ -1,0 +1,265 @@
+// The cache state machine for GET and HEAD on a caching route (spec §3.1, RFC 9111 §4): look the
+// request up in the tiers, serve what is fresh, serve stale within stale-while-revalidate while one
+// background revalidation runs, revalidate what must be, and fill misses with one coalesced origin
+// fetch whose body streams to the first client while it is stored.
+import type { CacheEntry } from '../cache/entry.js';
+import type { TieredCache } from '../cache/tiered-cache.js';
+import { Coalescer } from '../cache/coalescer.js';
+import { headersFromIncoming, headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
+import { primaryKey } from '../cache/policy/cache-key.js';
+import { requestDirectives, type RequestDirectives } from '../cache/policy/request-directives.js';
+import { decideReuse } from '../cache/policy/reuse.js';
+import { canStore } from '../cache/policy/storability.js';
+import { selectNotModifiedTargets } from '../cache/policy/not-modified.js';
+import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
+import { variantKey } from '../cache/policy/vary.js';
+import type { UpstreamPool } from '../upstream/upstream-pool.js';
+import { UpstreamError } from '../upstream/upstream-error.js';
+import type { Logger } from '../observe/logger.js';
+import { buildEntry, entryFromNotModified } from './build-entry.js';
+import type { Exchange } from './exchange.js';
+import { fetchFromOrigin, type OriginAnswer, type OriginRequest } from './origin-fetch.js';
+import { relayAndCollect } from './body-relay.js';
+import { passThrough } from './pass-through.js';
+import { sendProxyError } from './respond.js';
+import { serveStored } from './stored-response.js';
+
+export interface CacheFlowDeps {
+  cache: TieredCache;
+  now: () => number;
+  /** Bodies larger than this are relayed but not stored. */
+  maxObjectBytes: number;
+  logger: Logger;
+  /** The lazy invalidation check (spec §1.1): true when a ban or purge newer than the entry hides it. */
+  isInvalidated?: (entry: CacheEntry) => boolean;
+}
+
+export interface CachingRoute {
+  label: string;
+  pool: UpstreamPool;
+  policy: RouteCacheOptions;
+}
+
+interface Hit {
+  entry: CacheEntry;
+  source: 'hot' | 'warm';
+}
+
+/** What one client request brings to the state machine. */
+interface Lookup {
+  exchange: Exchange;
+  key: string;
+  requestHeaders: HeaderLookup;
+  directives: RequestDirectives;
+  route: CachingRoute;
+}
+
+/** What a coalesced fetch left behind for the requests that waited on it. */
+type FillOutcome = 'stored' | 'not_stored';
+
+export class CacheFlow {
+  private readonly fills = new Coalescer<FillOutcome>();
+  private readonly backgroundRevalidations = new Coalescer<FillOutcome>();
+
+  constructor(private readonly deps: CacheFlowDeps) {}
+
+  async handle(exchange: Exchange, route: CachingRoute): Promise<void> {
+    const { request } = exchange;
+    const requestHeaders = headersFromIncoming(request.headers);
+    if (requestHeaders('if-match') !== undefined || requestHeaders('if-unmodified-since') !== undefined) {
+      // RFC 9111 §4.3.2: a cache must not evaluate these; the origin answers them.
+      await passThrough(route.pool, exchange, request);
+      return;
+    }
+    const lookup: Lookup = {
+      exchange,
+      key: primaryKey('http', request.headers.host ?? '', request.url ?? '/'),
+      requestHeaders,
+      directives: requestDirectives(requestHeaders),
+      route,
+    };
+    const hit = this.lookup(lookup);
+    if (!hit) {
+      if (lookup.directives.onlyIfCached) {
+        // RFC 9111 §5.2.1.7: nothing usable is stored, and the client forbids going to the origin.
+        sendProxyError(exchange, 504, 'only-if-cached and nothing usable is stored');
+        return;
+      }
+      await this.fill(lookup);
+      return;
+    }
+    const now = this.deps.now();
+    const decision = decideReuse(lookup.directives, hit.entry, now);
+    switch (decision.action) {
+      case 'fresh':
+        serveStored(exchange, hit.entry, requestHeaders, 'HIT', hit.source, now);
+        return;
+      case 'stale_acceptable':
+        serveStored(exchange, hit.entry, requestHeaders, 'STALE', hit.source, now);
+        return;
+      case 'stale_while_revalidate':
+        serveStored(exchange, hit.entry, requestHeaders, 'STALE', hit.source, now);
+        this.revalidateInBackground(lookup.key, hit.entry, originRequestOf(exchange), route);
+        return;
+      case 'gateway_timeout':
+        sendProxyError(exchange, 504, 'only-if-cached and the stored response needs revalidation');
+        return;
+      case 'revalidate':
+        await this.revalidate(lookup, hit, decision.staleIfError);
+        return;
+    }
+  }
+
+  private lookup({ key, requestHeaders }: Pick<Lookup, 'key' | 'requestHeaders'>): Hit | undefined {
+    const hit = this.deps.cache.lookup(key, (candidates) =>
+      candidates.find((entry) => entry.variantKey === variantKey(entry.varyNames, requestHeaders)),
+    );
+    if (hit && this.deps.isInvalidated?.(hit.entry)) {
+      this.deps.cache.delete(hit.entry.key, hit.entry.variantKey);
+      return undefined;
+    }
+    return hit;
+  }
+
+  /** A miss: one origin fetch per key; requests arriving meanwhile wait for it and then look again. */
+  private async fill(lookup: Lookup): Promise<void> {
+    const pending = this.fills.pending(lookup.key);
+    if (pending) {
+      if ((await pending) === 'stored' && this.serveIfFresh(lookup)) return;
+      // The fetch waited on was not storable, or stored another variant: this request goes alone.
+      await this.fetchAndServe(lookup, undefined);
+      return;
+    }
+    await this.fills.run(lookup.key, () => this.fetchAndServe(lookup, undefined));
+  }
+
+  /** After waiting on another request's fetch: serves its result when it suits this request. */
+  private serveIfFresh(lookup: Lookup): boolean {
+    const hit = this.lookup(lookup);
+    if (!hit) return false;
+    const now = this.deps.now();
+    if (decideReuse(lookup.directives, hit.entry, now).action !== 'fresh') return false;
+    serveStored(lookup.exchange, hit.entry, lookup.requestHeaders, 'HIT', hit.source, now);
+    return true;
+  }
+
+  /** Fetches from the origin (conditionally when `stale` is given) and answers the client. */
+  private async fetchAndServe(lookup: Lookup, stale: { hit: Hit; staleIfError: boolean } | undefined): Promise<FillOutcome> {
+    const { exchange, route } = lookup;
+    let answer: OriginAnswer;
+    try {
+      answer = await fetchFromOrigin(
+        route.pool,
+        originRequestOf(exchange),
+        { method: 'GET', forCache: true, ...(stale ? { validators: stale.hit.entry } : {}) },
+        this.deps.now,
+      );
+    } catch (error) {
+      if (stale?.staleIfError) serveStored(exchange, stale.hit.entry, lookup.requestHeaders, 'STALE', stale.hit.source, this.deps.now());
+      else this.failOrigin(exchange, error, stale?.hit.entry.mustRevalidate === true);
+      return 'not_stored';
+    }
+    if (stale && answer.statusCode === 304) {
+      answer.body.resume();
+      const notModified = headersFromRaw(answer.fields);
+      if (selectNotModifiedTargets(notModified, [stale.hit.entry]).length === 0) {
+        // The 304 does not describe what svc holds (RFC 9111 §4.3.4): ask again without validators.
+        return this.fetchAndServe(lookup, undefined);
+      }
+      const updated = this.applyNotModified(stale.hit.entry, answer, lookup.requestHeaders, route);
+      serveStored(exchange, updated ?? stale.hit.entry, lookup.requestHeaders, 'REVALIDATED', 'origin', this.deps.now());
+      return updated ? 'stored' : 'not_stored';
+    }
+    if (stale?.staleIfError && answer.statusCode >= 500) {
+      answer.body.resume();
+      serveStored(exchange, stale.hit.entry, lookup.requestHeaders, 'STALE', stale.hit.source, this.deps.now());
+      return 'not_stored';
+    }
+    return this.serveOriginAnswer(lookup, answer);
+  }
+
+  /** Relays a full origin answer to the client, storing it when RFC 9111 §3 allows. */
+  private async serveOriginAnswer(lookup: Lookup, answer: OriginAnswer): Promise<FillOutcome> {
+    const { exchange, route, requestHeaders } = lookup;
+    const { response, request } = exchange;
+    const bodyReader = request.method === 'HEAD' ? undefined : exchange;
+    const verdict = canStore(
+      { method: 'GET', headers: requestHeaders, directives: lookup.directives },
+      { status: answer.statusCode, headers: headersFromRaw(answer.fields), responseTimeMs: answer.responseTimeMs },
+      route.policy,
+    );
+    if (!verdict.store) {
+      exchange.served('BYPASS', 'origin');
+      const fields = answer.fields.slice();
+      fields.push('x-cache', 'BYPASS');
+      response.writeHead(answer.statusCode, fields);
+      await relayAndCollect(answer.body, bodyReader, 0);
+      return 'not_stored';
+    }
+    exchange.served('MISS', 'origin');
+    const draft = buildEntry({ key: lookup.key, requestHeaders, answer, route: route.label, policy: route.policy, omitFields: verdict.omitFields });
+    const fields = draft.clientFields.slice();
+    fields.push('age', String(draft.ageSecondsAtResponse), 'x-cache', 'MISS');
+    response.writeHead(answer.statusCode, fields);
+    const relayed = await relayAndCollect(answer.body, bodyReader, this.deps.maxObjectBytes);
+    if (!relayed.complete || !relayed.body) return 'not_stored';
+    return this.deps.cache.store(draft.complete(relayed.body)) === 'stored' ? 'stored' : 'not_stored';
+  }
+
+  /** A stored entry that may not be served without asking the origin (RFC 9111 §4.3). */
+  private async revalidate(lookup: Lookup, hit: Hit, staleIfError: boolean): Promise<void> {
+    const pending = this.fills.pending(lookup.key);
+    if (pending) {
+      await pending;
+      if (this.serveIfFresh(lookup)) return;
+    }
+    await this.fills.run(lookup.key, () => this.fetchAndServe(lookup, { hit, staleIfError }));
+  }
+
+  /** Stale-while-revalidate: one background revalidation per variant, never delaying a client. */
+  private revalidateInBackground(key: string, entry: CacheEntry, request: OriginRequest, route: CachingRoute): void {
+    const requestHeaders = headersFromRaw(request.rawHeaders);
+    const run = async (): Promise<FillOutcome> => {
+      const answer = await fetchFromOrigin(route.pool, request, { method: 'GET', forCache: true, validators: entry }, this.deps.now);
+      if (answer.statusCode === 304 && selectNotModifiedTargets(headersFromRaw(answer.fields), [entry]).length > 0) {
+        answer.body.resume();
+        return this.applyNotModified(entry, answer, requestHeaders, route) ? 'stored' : 'not_stored';
+      }
+      const verdict = canStore(
+        { method: 'GET', headers: requestHeaders },
+        { status: answer.statusCode, headers: headersFromRaw(answer.fields), responseTimeMs: answer.responseTimeMs },
+        route.policy,
+      );
+      const relayed = await relayAndCollect(answer.body, undefined, verdict.store ? this.deps.maxObjectBytes : 0);
+      if (!verdict.store || !relayed.body) return 'not_stored';
+      const draft = buildEntry({ key, requestHeaders, answer, route: route.label, policy: route.policy, omitFields: verdict.omitFields });
+      return this.deps.cache.store(draft.complete(relayed.body)) === 'stored' ? 'stored' : 'not_stored';
+    };
+    this.backgroundRevalidations.run(`${key}\u0000${entry.variantKey}`, run).catch((error: unknown) => {
+      this.deps.logger.warn({ err: error, key }, 'background revalidation failed');
+    });
+  }
+
+  /** RFC 9111 §4.3.4: stores the entry a 304 refreshed; undefined when it may no longer be stored. */
+  private applyNotModified(entry: CacheEntry, answer: OriginAnswer, requestHeaders: HeaderLookup, route: CachingRoute): CacheEntry | undefined {
+    const updated = entryFromNotModified(entry, answer.fields, requestHeaders, answer, route.policy);
+    if (updated) this.deps.cache.store(updated);
+    else this.deps.cache.delete(entry.key, entry.variantKey);
+    return updated;
+  }
+
+  /**
+   * The origin failed and nothing stale may stand in. RFC 9111 §5.2.2.2: an entry under
+   * must-revalidate that cannot be revalidated gets a 504, whatever the failure was.
+   */
+  private failOrigin(exchange: Exchange, error: unknown, mustRevalidate: boolean): void {
+    const failure = error instanceof UpstreamError ? error : new UpstreamError('upstream_error', 'origin request failed', { cause: error });
+    exchange.served('MISS', 'origin');
+    sendProxyError(exchange, mustRevalidate ? 504 : failure.status, failure.message);
+  }
+}
+
+function originRequestOf(exchange: Exchange): OriginRequest {
+  const { request } = exchange;
+  return { path: request.url ?? '/', rawHeaders: request.rawHeaders, clientAddress: request.socket.remoteAddress ?? '' };
+}

@@ -1,0 +1,94 @@
+// The data-plane listener: every client request is routed, then answered from the cache (GET and
+// HEAD on a caching route) or passed through to the origin. A successful unsafe request invalidates
+// what it may have changed (RFC 9111 §4.4).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Counter } from 'prom-client';
+import type { UpstreamPool } from '../upstream/upstream-pool.js';
+import type { TieredCache } from '../cache/tiered-cache.js';
+import { invalidationTargets } from '../cache/policy/unsafe-invalidation.js';
+import type { Logger } from '../observe/logger.js';
+import type { RouteTable, RouteRule } from './route-table.js';
+import { Exchange, type ExchangeDeps } from './exchange.js';
+import type { CacheFlow } from './cache-flow.js';
+import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
+import { headersFromIncoming } from '../cache/policy/header-lookup.js';
+import { passThrough } from './pass-through.js';
+import { sendProxyError } from './respond.js';
+
+export interface DataPlaneRoute extends RouteRule {
+  cache: { enabled: boolean };
+  /** The route's cache options as the caching policy takes them (durations in ms). */
+  policy: RouteCacheOptions;
+}
+
+export interface DataPlaneDeps extends ExchangeDeps {
+  routes: RouteTable<DataPlaneRoute>;
+  pools: ReadonlyMap<string, UpstreamPool>;
+  cacheFlow: CacheFlow;
+  cache: TieredCache;
+  logger: Logger;
+  isDraining: () => boolean;
+  smugglingRejected: Counter;
+}
+
+/** llhttp errors that mean the request's framing is ambiguous: the signs of request smuggling. */
+const SMUGGLING_CODES = new Set([
+  'HPE_UNEXPECTED_CONTENT_LENGTH',
+  'HPE_INVALID_TRANSFER_ENCODING',
+  'HPE_INVALID_CONTENT_LENGTH',
+  'HPE_CHUNK_EXTENSIONS_OVERFLOW',
+  'HPE_INVALID_CHUNK_SIZE',
+]);
+
+/** The request's host without port, lower-case (`[::1]:8080` gives `[::1]`). */
+function requestHost(request: IncomingMessage): string {
+  const host = request.headers.host ?? '';
+  const end = host.startsWith('[') ? host.indexOf(']') + 1 : host.indexOf(':');
+  return (end > 0 ? host.slice(0, end) : host).toLowerCase();
+}
+
+function requestPath(request: IncomingMessage): string {
+  const url = request.url ?? '/';
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+export function createDataPlaneServer(deps: DataPlaneDeps): Server {
+  const server = createServer({ requireHostHeader: false }, (request, response) => {
+    handle(deps, request, response).catch((error: unknown) => {
+      deps.logger.error({ err: error, path: requestPath(request) }, 'data-plane request failed');
+      if (!response.headersSent) {
+        response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+        response.end('svc: internal error\n');
+      } else response.destroy();
+    });
+  });
+  server.on('clientError', (error: Error & { code?: string }, socket: Socket) => {
+    if (error.code !== undefined && SMUGGLING_CODES.has(error.code)) deps.smugglingRejected.inc();
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    else socket.destroy();
+  });
+  return server;
+}
+
+async function handle(deps: DataPlaneDeps, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const exchange = new Exchange(request, response, deps);
+  if (deps.isDraining()) response.shouldKeepAlive = false;
+  const route = deps.routes.match(requestHost(request), requestPath(request));
+  if (!route) {
+    sendProxyError(exchange, 404, `no route for ${request.headers.host ?? ''}${requestPath(request)}`);
+    return;
+  }
+  exchange.routeLabel = route.label;
+  const pool = deps.pools.get(route.rule.pool)!;
+  const method = request.method ?? 'GET';
+  if ((method === 'GET' || method === 'HEAD') && route.rule.cache.enabled) {
+    await deps.cacheFlow.handle(exchange, { label: route.label, pool, policy: route.rule.policy });
+    return;
+  }
+  const answered = await passThrough(pool, exchange, request);
+  if (!answered) return;
+  const targets = invalidationTargets(method, answered.status, `http://${request.headers.host ?? ''}${request.url ?? '/'}`, headersFromIncoming(answered.headers));
+  for (const key of targets) deps.cache.delete(key);
+}

@@ -1,0 +1,68 @@
+// One client request as the data plane follows it: where it was routed, what the cache did and where
+// the bytes came from. When the response is done (or the client went away) the exchange is counted
+// once in the metrics and offered once to the access log.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AccessLog } from '../observe/access-log.js';
+import type { CacheResult, NodeMetrics, Source } from '../observe/metrics.js';
+import type { InFlightRequests } from '../node/in-flight.js';
+
+export interface ExchangeDeps {
+  metrics: NodeMetrics;
+  accessLog: AccessLog;
+  inFlight: InFlightRequests;
+}
+
+export class Exchange {
+  routeLabel = '_default';
+  cacheResult: CacheResult = 'BYPASS';
+  source: Source = 'origin';
+  /** Body bytes handed to the client's socket, counted by the response writers. */
+  bytesOut = 0;
+  private readonly startNs = process.hrtime.bigint();
+
+  constructor(
+    readonly request: IncomingMessage,
+    readonly response: ServerResponse,
+    private readonly deps: ExchangeDeps,
+  ) {
+    deps.inFlight.begin();
+    response.once('close', () => this.finish());
+  }
+
+  /** Records what the cache did; the last call before the response is sent wins. */
+  served(cacheResult: CacheResult, source: Source): void {
+    this.cacheResult = cacheResult;
+    this.source = source;
+  }
+
+  private finish(): void {
+    this.deps.inFlight.end();
+    const { request, response } = this;
+    const durationNs = process.hrtime.bigint() - this.startNs;
+    const bytesOut = this.bytesOut;
+    const method = request.method ?? 'GET';
+    const status = response.statusCode;
+    this.deps.metrics.observeRequest({
+      method,
+      status,
+      cacheResult: this.cacheResult,
+      source: this.source,
+      route: this.routeLabel,
+      durationSeconds: Number(durationNs) / 1e9,
+      bytesOut,
+    });
+    const socket = request.socket;
+    this.deps.accessLog.record({
+      method,
+      host: request.headers.host ?? '',
+      path: request.url ?? '',
+      proto: `HTTP/${request.httpVersion}`,
+      status,
+      bytes_out: bytesOut,
+      dur_ms: Math.round(Number(durationNs) / 1e6),
+      cache_status: this.cacheResult,
+      route: this.routeLabel,
+      remote: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`,
+    });
+  }
+}

@@ -1,0 +1,55 @@
+// Sending a client's request on to the origin through the route's pool.
+import type { UpstreamPool, UpstreamResponse } from '../upstream/upstream-pool.js';
+import { originRequestHeaders, responseFieldsFromOrigin, withVia } from './forward-headers.js';
+
+/**
+ * Request fields that make the origin answer something other than the whole current representation.
+ * svc drops them when it fetches to fill the cache and answers them itself from the stored copy.
+ */
+const PARTIAL_OR_CONDITIONAL = ['range', 'if-range', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since'];
+
+/** What svc forwards of a client request; a background refresh builds one with no client. */
+export interface OriginRequest {
+  /** Path and query, as the client sent them. */
+  path: string;
+  /** The client's raw header list (name, value, name, value…). */
+  rawHeaders: readonly string[];
+  clientAddress: string;
+}
+
+export interface OriginFetch {
+  /** `GET` to fill the cache for a HEAD, otherwise the client's method. */
+  method: string;
+  /** Drop the client's Range and conditional fields (a fetch that fills the cache). */
+  forCache: boolean;
+  /** Validators of the stored entry, for a revalidation. */
+  validators?: { etag?: string | undefined; lastModified?: string | undefined };
+  signal?: AbortSignal;
+}
+
+export interface OriginAnswer extends UpstreamResponse {
+  /** Client-facing response fields: hop-by-hop ones removed, svc's Via added. */
+  fields: string[];
+  requestTimeMs: number;
+  responseTimeMs: number;
+}
+
+export async function fetchFromOrigin(
+  pool: UpstreamPool,
+  request: OriginRequest,
+  fetch: OriginFetch,
+  now: () => number,
+): Promise<OriginAnswer> {
+  const headers = originRequestHeaders(request.rawHeaders, request.clientAddress, 'http');
+  if (fetch.forCache) for (const name of PARTIAL_OR_CONDITIONAL) delete headers[name];
+  if (fetch.validators?.etag) headers['if-none-match'] = fetch.validators.etag;
+  if (fetch.validators?.lastModified) headers['if-modified-since'] = fetch.validators.lastModified;
+  const requestTimeMs = now();
+  const answer = await pool.request({
+    method: fetch.method,
+    path: request.path,
+    headers,
+    ...(fetch.signal ? { signal: fetch.signal } : {}),
+  });
+  return { ...answer, fields: withVia(responseFieldsFromOrigin(answer.headers)), requestTimeMs, responseTimeMs: now() };
+}

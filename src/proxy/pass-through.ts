@@ -1,0 +1,46 @@
+// Requests svc does not answer from its cache (unsafe methods, `BYPASS` routes, uncacheable
+// answers): forwarded to the origin with their body, and the answer streamed back as it arrives.
+import type { IncomingMessage } from 'node:http';
+import type { UpstreamPool } from '../upstream/upstream-pool.js';
+import { UpstreamError } from '../upstream/upstream-error.js';
+import { originRequestHeaders, responseFieldsFromOrigin, withVia } from './forward-headers.js';
+import type { Exchange } from './exchange.js';
+import { relayAndCollect } from './body-relay.js';
+import { sendProxyError } from './respond.js';
+
+export interface PassThroughResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** Forwards the request as it came (body included) and relays the answer; undefined when it failed. */
+export async function passThrough(
+  pool: UpstreamPool,
+  exchange: Exchange,
+  request: IncomingMessage,
+): Promise<PassThroughResult | undefined> {
+  exchange.served('BYPASS', 'origin');
+  const hasBody = request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined;
+  try {
+    const answer = await pool.request({
+      method: request.method ?? 'GET',
+      path: request.url ?? '/',
+      headers: originRequestHeaders(request.rawHeaders, request.socket.remoteAddress ?? '', 'http'),
+      body: hasBody ? request : undefined,
+    });
+    const fields = withVia(responseFieldsFromOrigin(answer.headers));
+    fields.push('x-cache', 'BYPASS');
+    exchange.response.writeHead(answer.statusCode, fields);
+    if (request.method === 'HEAD' || answer.statusCode === 204 || answer.statusCode === 304) {
+      answer.body.resume();
+      exchange.response.end();
+    } else {
+      await relayAndCollect(answer.body, exchange, 0);
+    }
+    return { status: answer.statusCode, headers: answer.headers };
+  } catch (error) {
+    const failure = error instanceof UpstreamError ? error : new UpstreamError('upstream_error', 'origin request failed', { cause: error });
+    sendProxyError(exchange, failure.status, failure.message);
+    return undefined;
+  }
+}

@@ -1,0 +1,84 @@
+// `svc serve` as an operator runs it: a real child process, a real config file, real signals.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startTestOrigin } from '../support/test-origin.js';
+import { freePort } from '../support/free-port.js';
+import { fetchRaw, header } from '../support/http.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+async function waitReady(adminUrl: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetchRaw(`${adminUrl}/readyz`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('svc did not become ready');
+}
+
+describe('svc serve', () => {
+  test('serves from a config file and stops cleanly on SIGTERM', async () => {
+    const origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=60' }, body: 'from origin' }));
+    const dir = await mkdtemp(join(tmpdir(), 'svc-serve-'));
+    const [dataPort, adminPort] = [await freePort(), await freePort()];
+    const config = join(dir, 'svc.yaml');
+    await writeFile(
+      config,
+      `listen: 127.0.0.1:${dataPort}\nadmin: { listen: "127.0.0.1:${adminPort}" }\nwarm: { path: ${JSON.stringify(join(dir, 'warm'))}, max_bytes: 10000000 }\n` +
+        `pools: [{ name: o, upstreams: ["${origin.url}"] }]\nroutes: [{ name: all, pool: o }]\n`,
+    );
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SVC_ADMIN_TOKEN: 'serve-test-token-0123456789' } });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    try {
+      await waitReady(`http://127.0.0.1:${adminPort}`);
+      const first = await fetchRaw(`http://127.0.0.1:${dataPort}/page`);
+      const second = await fetchRaw(`http://127.0.0.1:${dataPort}/page`);
+      assert.equal(header(first, 'x-cache'), 'MISS');
+      assert.equal(header(second, 'x-cache'), 'HIT');
+      child.kill('SIGTERM');
+      const [code] = (await once(child, 'exit')) as [number | null];
+      assert.equal(code, 0);
+      assert.match(stdout, /"msg":"stopping"/);
+      assert.ok(!stdout.includes('serve-test-token-0123456789'), 'the admin token is never logged');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await origin.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a bad config prints each problem with its key path and exits 1', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-serve-'));
+    const config = join(dir, 'bad.yaml');
+    await writeFile(config, 'pools: [{ name: o, upstreams: ["ftp://x"] }]\nroutes: [{ name: r, pool: missing, cache: { ttl_override: "30 seconds" } }]\n');
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    await rm(dir, { recursive: true, force: true });
+    assert.equal(code, 1);
+    assert.match(stderr, /routes\[0\]\.cache\.ttl_override: expected a duration like "30s", got "30 seconds"/);
+    assert.match(stderr, /pools\[0\]\.upstreams\[0\]:/);
+    assert.match(stderr, /routes\[0\]\.pool:/);
+  });
+
+  test('an unknown --log-format is a usage error (exit 2)', async () => {
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', 'x.yaml', '--log-format', 'xml'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 2);
+    assert.equal(stderr.trim().split('\n').length, 1);
+    assert.match(stderr, /--log-format must be json or pretty/);
+  });
+});

@@ -1,0 +1,63 @@
+// Issue 2: what a client sees when the origin cannot answer, and how a pool balances.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { startTestOrigin } from '../support/test-origin.js';
+import { startSvc } from '../support/svc-harness.js';
+import { fetchRaw, header } from '../support/http.js';
+
+/** A port nothing listens on: bound, noted, and closed again. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('upstream failures', () => {
+  test('a refused connection gives 502', async () => {
+    const svc = await startSvc([`http://127.0.0.1:${await closedPort()}`]);
+    try {
+      const answer = await fetchRaw(`${svc.dataUrl}/refused`);
+      assert.equal(answer.status, 502);
+      assert.match(answer.body, /refused/);
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  test('an origin that does not answer in time gives 504', async () => {
+    const origin = await startTestOrigin(() => ({ hang: true }));
+    const svc = await startSvc([origin.url], {
+      config: { pools: [{ name: 'origin', upstreams: [origin.url], response_timeout: '300ms' }] },
+    });
+    try {
+      const answer = await fetchRaw(`${svc.dataUrl}/slow`);
+      assert.equal(answer.status, 504);
+    } finally {
+      await svc.stop();
+      await origin.close();
+    }
+  });
+
+  test('a pool skips a refusing upstream and balances over the healthy ones', async () => {
+    const one = await startTestOrigin(() => ({ headers: { 'cache-control': 'no-store' }, body: 'one' }));
+    const two = await startTestOrigin(() => ({ headers: { 'cache-control': 'no-store' }, body: 'two' }));
+    const svc = await startSvc([`http://127.0.0.1:${await closedPort()}`, one.url, two.url]);
+    try {
+      const bodies = [];
+      for (let i = 0; i < 6; i++) {
+        const answer = await fetchRaw(`${svc.dataUrl}/balanced`);
+        assert.equal(answer.status, 200);
+        assert.equal(header(answer, 'x-cache'), 'BYPASS');
+        bodies.push(answer.body);
+      }
+      assert.ok(bodies.includes('one') && bodies.includes('two'), bodies.join(','));
+    } finally {
+      await svc.stop();
+      await one.close();
+      await two.close();
+    }
+  });
+});
