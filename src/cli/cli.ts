@@ -2,6 +2,10 @@
 // 2 for a usage error (unknown command, missing or bad argument), 1 for anything else.
 import { stripVTControlCharacters } from 'node:util';
 import { defineCommand, runCommand, showUsage, type CommandDef } from 'citty';
+import { banCommand } from './ban-command.js';
+import { createCompletionCommand } from './completion-command.js';
+import { purgeCommand } from './purge-command.js';
+import { refreshCommand } from './refresh-command.js';
 import { ConfigError, formatConfigIssue } from '../config/index.js';
 import { buildInfo } from '../version/build-info.js';
 import { CliError } from './cli-error.js';
@@ -9,12 +13,17 @@ import { configCommand } from './config-command.js';
 import { serveCommand } from './serve-command.js';
 import { versionCommand } from './version-command.js';
 
-export const mainCommand = defineCommand({
+// Annotated: the completion command reads the tree it belongs to.
+export const mainCommand: CommandDef = defineCommand({
   meta: { name: 'svc', version: buildInfo().version, description: 'edge cache service' },
   subCommands: {
     serve: serveCommand,
     config: configCommand,
     version: versionCommand,
+    purge: purgeCommand,
+    ban: banCommand,
+    refresh: refreshCommand,
+    completion: createCompletionCommand(() => mainCommand),
   },
 });
 

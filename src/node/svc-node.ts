@@ -2,6 +2,7 @@
 // The admin listener comes up first so that probes see the startup phases; the data plane opens
 // last, once the warm tier is indexed, so the first request it takes can already hit the disk tier.
 import type { Server } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/index.js';
 import { splitHostPort } from '../config/index.js';
@@ -19,6 +20,9 @@ import { AdminRouter } from '../admin/router.js';
 import { createAdminServer } from '../admin/admin-server.js';
 import { mountHealthRoutes } from '../admin/health-routes.js';
 import { resolveAdminToken, type AdminToken } from '../admin/admin-token.js';
+import { mountV1Routes } from '../admin/v1-routes.js';
+import { createInvalidator, type InvalidationEngine } from '../invalidation/create-invalidator.js';
+import { createCacheCheck } from './cache-check.js';
 import { Readiness } from './readiness.js';
 import { InFlightRequests } from './in-flight.js';
 
@@ -38,6 +42,9 @@ export interface SvcNode {
   readonly metrics: NodeMetrics;
   readonly readiness: Readiness;
   readonly cache: TieredCache;
+  readonly invalidator: InvalidationEngine;
+  /** Every `METHOD path` the admin listener serves (for the OpenAPI coverage test). */
+  adminRoutes(): string[];
   /** Stops taking new work; resolves when in-flight requests are done or the drain timed out. */
   drain(): Promise<void>;
   /** Closes listeners, pools and stores; the warm tier is flushed first. */
@@ -118,6 +125,31 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
   const cache = new TieredCache(hot, warm);
   metrics.bindStores(hot, warm);
 
+  // Bans and purges are kept beside the warm tier they must outlive; without one, nothing survives a
+  // restart that an invalidation would need to hide.
+  const invalidator = createInvalidator({ cache, logger, now, dataDir: config.warm ? join(config.warm.path, 'invalidation') : undefined });
+  await readiness.phase('log_replay', () => invalidator.start());
+  mountV1Routes(router, {
+    invalidator,
+    adminToken: adminToken.value,
+    tokenConfigured: adminToken.source !== 'generated',
+    config,
+    stats: () => ({
+      tiers: {
+        hot: { entries: hot.entryCount, bytes: hot.byteCount, max_bytes: config.hot_max_bytes },
+        warm: warm && config.warm ? { entries: warm.entryCount, bytes: warm.byteCount, max_bytes: config.warm.max_bytes } : null,
+      },
+      ring: null,
+    }),
+    cacheCheck: createCacheCheck({
+      cache,
+      now,
+      isInvalidated: (entry) => invalidator.isInvalidated(entry),
+      matchingBans: (entry) => invalidator.matchingBans(entry),
+    }),
+    pprofEnabled: config.admin.pprof_enabled,
+  });
+
   const pools = new Map(
     config.pools.map((pool) => [
       pool.name,
@@ -130,17 +162,22 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
       }),
     ]),
   );
-  const routes = new RouteTable<DataPlaneRoute>(
-    config.routes.map((route) => ({
-      ...route,
-      policy: {
-        ttlOverrideMs: route.cache.ttl_override,
-        staleWhileRevalidateMs: route.cache.stale_while_revalidate,
-        staleIfErrorMs: route.cache.stale_if_error,
-      },
-    })),
-  );
-  const cacheFlow = new CacheFlow({ cache, now, maxObjectBytes: config.max_object_bytes, logger });
+  const routeRules = config.routes.map((route) => ({
+    ...route,
+    policy: {
+      ttlOverrideMs: route.cache.ttl_override,
+      staleWhileRevalidateMs: route.cache.stale_while_revalidate,
+      staleIfErrorMs: route.cache.stale_if_error,
+    },
+  }));
+  const routes = new RouteTable<DataPlaneRoute>(routeRules);
+  const cacheFlow = new CacheFlow({
+    cache,
+    now,
+    maxObjectBytes: config.max_object_bytes,
+    logger,
+    isInvalidated: (entry) => invalidator.isInvalidated(entry),
+  });
   const dataServer = createDataPlaneServer({
     routes,
     pools,
@@ -164,9 +201,12 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
     metrics,
     readiness,
     cache,
+    invalidator,
+    adminRoutes: () => router.routes(),
     drain,
     async stop() {
       await close(dataServer);
+      await invalidator.stop();
       await Promise.all([...pools.values()].map((pool) => pool.close()));
       await warm?.flush();
       await warm?.close();

@@ -6,7 +6,7 @@ import type { CacheEntry } from '../cache/entry.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import { Coalescer } from '../cache/coalescer.js';
 import { headersFromIncoming, headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
-import { primaryKey } from '../cache/policy/cache-key.js';
+import { primaryKey, STORED_SCHEME } from '../cache/policy/cache-key.js';
 import { requestDirectives, type RequestDirectives } from '../cache/policy/request-directives.js';
 import { decideReuse } from '../cache/policy/reuse.js';
 import { canStore } from '../cache/policy/storability.js';
@@ -73,7 +73,7 @@ export class CacheFlow {
     }
     const lookup: Lookup = {
       exchange,
-      key: primaryKey('http', request.headers.host ?? '', request.url ?? '/'),
+      key: primaryKey(STORED_SCHEME, request.headers.host ?? '', request.url ?? '/'),
       requestHeaders,
       directives: requestDirectives(requestHeaders),
       route,

@@ -33,3 +33,17 @@ export function primaryKey(scheme: string, host: string, pathAndQuery: string): 
 export function primaryKeyOfUrl(url: URL): string {
   return primaryKey(url.protocol.slice(0, -1), url.host, url.pathname + url.search);
 }
+
+/**
+ * The scheme of every key svc stores: its data plane speaks plain HTTP, with TLS ended in front of it,
+ * so a resource has one key whichever scheme its public URL has.
+ */
+export const STORED_SCHEME = 'http';
+
+/**
+ * The key under which svc holds the content of an operator's URL (purge, ban, refresh, cachecheck):
+ * `https://shop.example/a` and `http://shop.example/a` name the same stored entry.
+ */
+export function storedKeyOfUrl(url: URL): string {
+  return primaryKey(STORED_SCHEME, url.host, url.pathname + url.search);
+}

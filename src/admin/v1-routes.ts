@@ -1,0 +1,167 @@
+// The token-protected admin API of spec §4.1: the four invalidation operations, the auth check,
+// stats, the running configuration, the cache debug view, the recent invalidations and (when
+// enabled) the profiling endpoints. Bodies are the shared wire types of src/api.
+import type { Config } from '../config/index.js';
+import { redactConfig } from '../config/index.js';
+import type { Invalidator } from '../invalidation/invalidator.js';
+import { InvalidBanError, InvalidUrlError } from '../invalidation/errors.js';
+import { ABSOLUTE_URL_EXPECTATION, isAbsoluteHttpUrl } from '../api/absolute-url.js';
+import { PURGE_BATCH_MAX_URLS } from '../api/limits.js';
+import type { CacheCheckProvider, NodeStatsProvider } from '../api/providers.js';
+import { banRequestSchema, purgeBatchRequestSchema, purgeRequestSchema, refreshRequestSchema } from '../api/requests.js';
+import {
+  STATUS,
+  type AuthCheckResponse,
+  type BanResponse,
+  type PurgeBatchResponse,
+  type PurgeResponse,
+  type RecentInvalidationsResponse,
+  type RefreshResponse,
+  type StatsResponse,
+} from '../api/responses.js';
+import { ApiError } from './api-error.js';
+import { createTokenCheck, requireToken } from './auth.js';
+import { InvalidRequestError, readJsonBody } from './json-body.js';
+import { sendJson } from './json-response.js';
+import { mountPprofRoutes } from './pprof-routes.js';
+import type { AdminRouter } from './router.js';
+
+export interface V1RouteDeps {
+  invalidator: Invalidator;
+  adminToken: string;
+  /** True when the token came from SVC_ADMIN_TOKEN or admin.token rather than being generated:
+   * `/v1/auth/check` exists only then (spec §5 item 4). */
+  tokenConfigured: boolean;
+  config: Config;
+  stats: NodeStatsProvider;
+  cacheCheck: CacheCheckProvider;
+  /** `admin.pprof_enabled`: mounts `/debug/pprof/*`. */
+  pprofEnabled: boolean;
+}
+
+export class BatchTooLargeError extends ApiError {
+  constructor(size: number) {
+    super(413, 'batch_too_large', `the batch has ${size} URLs; the limit is ${PURGE_BATCH_MAX_URLS} per request`);
+  }
+}
+
+/** `empty_ban` and `invalid_regex` keep the Invalidator's code and message (which says where). */
+export class BanRejectedError extends ApiError {
+  constructor(cause: InvalidBanError) {
+    super(400, cause.code, cause.message);
+  }
+}
+
+/**
+ * The schema already accepts only absolute http(s) URLs; should the engine's stricter key rules still
+ * refuse one, that is the client's 400 as well, not a 500.
+ */
+async function rejectingInvalidUrl<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof InvalidUrlError) throw new InvalidRequestError(`url: ${error.message}`);
+    throw error;
+  }
+}
+
+export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
+  const { invalidator } = deps;
+  const check = createTokenCheck(deps.adminToken);
+
+  router.on(
+    'POST',
+    '/v1/purge',
+    requireToken(check, async (request, response) => {
+      const { url } = await readJsonBody(request.raw, purgeRequestSchema);
+      await rejectingInvalidUrl(() => invalidator.purge(url));
+      sendJson(response, 200, { status: STATUS.purged } satisfies PurgeResponse);
+    }),
+  );
+
+  router.on(
+    'POST',
+    '/v1/purge/batch',
+    requireToken(check, async (request, response) => {
+      const { urls } = await readJsonBody(request.raw, purgeBatchRequestSchema);
+      if (urls.length > PURGE_BATCH_MAX_URLS) throw new BatchTooLargeError(urls.length);
+      const { count, failed } = await invalidator.purgeBatch(urls);
+      sendJson(response, 200, { status: STATUS.purged, count, failed } satisfies PurgeBatchResponse);
+    }),
+  );
+
+  router.on(
+    'POST',
+    '/v1/ban',
+    requireToken(check, async (request, response) => {
+      const spec = await readJsonBody(request.raw, banRequestSchema);
+      let count: number;
+      try {
+        ({ count } = await invalidator.ban(spec));
+      } catch (error) {
+        if (error instanceof InvalidBanError) throw new BanRejectedError(error);
+        throw error;
+      }
+      sendJson(response, 200, { status: STATUS.banned, count } satisfies BanResponse);
+    }),
+  );
+
+  router.on(
+    'POST',
+    '/v1/refresh',
+    requireToken(check, async (request, response) => {
+      const { url } = await readJsonBody(request.raw, refreshRequestSchema);
+      await rejectingInvalidUrl(() => invalidator.refresh(url));
+      sendJson(response, 200, { status: STATUS.refreshed } satisfies RefreshResponse);
+    }),
+  );
+
+  if (deps.tokenConfigured) {
+    router.on(
+      'GET',
+      '/v1/auth/check',
+      requireToken(check, (_request, response) => sendJson(response, 200, { status: STATUS.ok } satisfies AuthCheckResponse)),
+    );
+  }
+
+  router.on(
+    'GET',
+    '/v1/stats',
+    requireToken(check, async (_request, response) => {
+      const node = await deps.stats();
+      const body: StatsResponse = {
+        ...node,
+        bans: { active: invalidator.activeBans().length },
+        invalidations: invalidator.counts(),
+      };
+      sendJson(response, 200, body);
+    }),
+  );
+
+  router.on(
+    'GET',
+    '/v1/config',
+    requireToken(check, (_request, response) => sendJson(response, 200, redactConfig(deps.config))),
+  );
+
+  router.on(
+    'GET',
+    '/v1/debug/cachecheck',
+    requireToken(check, async (request, response) => {
+      const url = request.query.get('url');
+      if (url === null) throw new InvalidRequestError(`url: the query parameter is required (${ABSOLUTE_URL_EXPECTATION})`);
+      if (!isAbsoluteHttpUrl(url)) throw new InvalidRequestError(`url: expected ${ABSOLUTE_URL_EXPECTATION}, got ${JSON.stringify(url)}`);
+      sendJson(response, 200, await deps.cacheCheck(url));
+    }),
+  );
+
+  router.on(
+    'GET',
+    '/v1/invalidations/recent',
+    requireToken(check, (_request, response) =>
+      sendJson(response, 200, { invalidations: invalidator.recent() } satisfies RecentInvalidationsResponse),
+    ),
+  );
+
+  if (deps.pprofEnabled) mountPprofRoutes(router, check);
+}

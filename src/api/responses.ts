@@ -1,0 +1,157 @@
+// Response bodies of the admin API (spec §2.2, §4.1), with the fields the spec leaves open (§2.5)
+// decided here. The server builds them, the client checks what it receives against them, and
+// docs/openapi.yaml describes the same shapes (test/api/openapi.test.ts holds the two together).
+import * as v from 'valibot';
+
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+/** ISO 8601 UTC timestamp. */
+const timestamp = v.string();
+
+/** Every failure: `{"error":{"code","message"}}` with a stable `code` per condition. */
+export const errorResponseSchema = v.object({ error: v.object({ code: v.string(), message: v.string() }) });
+export type ErrorResponse = v.InferOutput<typeof errorResponseSchema>;
+
+/** The `status` strings of the write operations and of the auth check. */
+export const STATUS = { purged: 'purged', banned: 'banned', refreshed: 'refreshed', ok: 'ok' } as const;
+
+export const purgeResponseSchema = v.object({ status: v.literal(STATUS.purged) });
+export type PurgeResponse = v.InferOutput<typeof purgeResponseSchema>;
+
+/** `count`: stored variants removed across both tiers; `failed`: entries that were not valid URLs. */
+export const purgeBatchResponseSchema = v.object({ status: v.literal(STATUS.purged), count, failed: count });
+export type PurgeBatchResponse = v.InferOutput<typeof purgeBatchResponseSchema>;
+
+/** `count`: hot-tier entries evicted at once; warm-tier matches are hidden by the lazy check. */
+export const banResponseSchema = v.object({ status: v.literal(STATUS.banned), count });
+export type BanResponse = v.InferOutput<typeof banResponseSchema>;
+
+export const refreshResponseSchema = v.object({ status: v.literal(STATUS.refreshed) });
+export type RefreshResponse = v.InferOutput<typeof refreshResponseSchema>;
+
+export const authCheckResponseSchema = v.object({ status: v.literal(STATUS.ok) });
+export type AuthCheckResponse = v.InferOutput<typeof authCheckResponseSchema>;
+
+export const healthResponseSchema = v.object({ status: v.string() });
+export type HealthResponse = v.InferOutput<typeof healthResponseSchema>;
+
+export const readinessConditionSchema = v.object({ name: v.string(), ready: v.boolean(), reason: v.string(), since: timestamp });
+export const readyResponseSchema = v.object({
+  status: v.picklist(['ready', 'not_ready', 'draining', 'drained']),
+  conditions: v.optional(v.array(readinessConditionSchema)),
+});
+export type ReadyResponse = v.InferOutput<typeof readyResponseSchema>;
+
+export const versionResponseSchema = v.object({ version: v.string(), commit: v.string(), date: v.string() });
+export type VersionResponse = v.InferOutput<typeof versionResponseSchema>;
+
+/** An active ban as the API shows it; the predicate fields that were given, combined with AND. */
+export const activeBanSchema = v.object({
+  id: v.string(),
+  host_regex: v.optional(v.string()),
+  path_regex: v.optional(v.string()),
+  surrogate_key: v.optional(v.string()),
+  created_at: timestamp,
+  /** When it is pruned: 24 hours after creation (spec §1.1). */
+  expires_at: timestamp,
+});
+export type ActiveBanView = v.InferOutput<typeof activeBanSchema>;
+
+const tierStatsSchema = v.object({ entries: count, bytes: count, max_bytes: count });
+export type TierStats = v.InferOutput<typeof tierStatsSchema>;
+
+/** What the node knows of the consistent-hash ring; null until the node is part of a cluster. */
+const ringStatsSchema = v.object({
+  mode: v.picklist(['strong', 'eventual']),
+  members: count,
+  /** Fraction of the key space this node owns, 0..1 (0 in eventual mode, which has no ownership). */
+  own_share: v.number(),
+  /** Membership checksum (DESIGN principle 8): equal on every node once membership has converged. */
+  checksum: v.string(),
+});
+
+/** The part of `GET /v1/stats` the node's stores and cluster provide. */
+export const nodeStatsSchema = v.object({
+  tiers: v.object({ hot: tierStatsSchema, warm: v.nullable(tierStatsSchema) }),
+  ring: v.nullable(ringStatsSchema),
+});
+export type NodeStats = v.InferOutput<typeof nodeStatsSchema>;
+
+export const invalidationTypeSchema = v.picklist(['purge', 'purge_batch', 'ban', 'refresh']);
+
+/** `GET /v1/stats`: the node's stats plus the invalidation engine's. */
+export const statsResponseSchema = v.object({
+  ...nodeStatsSchema.entries,
+  bans: v.object({ active: count }),
+  /** Operations applied since the node started, by type. */
+  invalidations: v.object({ purge: count, purge_batch: count, ban: count, refresh: count }),
+});
+export type StatsResponse = v.InferOutput<typeof statsResponseSchema>;
+
+/** `GET /v1/config`: the running configuration with every secret replaced by "[redacted]". */
+export const configResponseSchema = v.record(v.string(), v.unknown());
+export type ConfigResponse = v.InferOutput<typeof configResponseSchema>;
+
+const cacheCheckVariantSchema = v.object({
+  tier: v.picklist(['hot', 'warm']),
+  /** The Vary-selected request header values ('' when the response has no Vary). */
+  variant_key: v.string(),
+  vary: v.array(v.string()),
+  status: v.pipe(v.number(), v.integer()),
+  /** Current Age in whole seconds (RFC 9111 §4.2.3). */
+  age_s: count,
+  /** Freshness lifetime left in whole seconds; negative once stale. */
+  freshness_remaining_s: v.pipe(v.number(), v.integer()),
+  /** Set by refresh: stale whatever the freshness says. */
+  forced_stale: v.boolean(),
+  /** True when an active ban or purge hides it (the lazy check): it will not be served. */
+  invalidated: v.boolean(),
+  tags: v.array(v.string()),
+  bytes: count,
+});
+export type CacheCheckVariant = v.InferOutput<typeof cacheCheckVariantSchema>;
+
+/**
+ * `GET /v1/debug/cachecheck?url=`: how a plain GET of the URL (no Vary-selecting request headers)
+ * would be answered. `hit`, `source`, `age_s`, `freshness_remaining_s` and `tags` describe the variant
+ * such a request selects, null (or empty) on a miss; `variants` lists every stored variant of the key.
+ */
+export const cacheCheckResponseSchema = v.object({
+  url: v.string(),
+  key: v.string(),
+  hit: v.boolean(),
+  source: v.nullable(v.picklist(['hot', 'warm'])),
+  age_s: v.nullable(count),
+  freshness_remaining_s: v.nullable(v.pipe(v.number(), v.integer())),
+  tags: v.array(v.string()),
+  variants: v.array(cacheCheckVariantSchema),
+  /** Active bans whose predicate matches this URL or one of its stored variants' tags. */
+  matching_bans: v.array(activeBanSchema),
+});
+export type CacheCheckResponse = v.InferOutput<typeof cacheCheckResponseSchema>;
+
+export const recentInvalidationSchema = v.object({
+  type: invalidationTypeSchema,
+  /** The URL, the URL count of a batch, or the ban predicate as `field=value` pairs. */
+  argument: v.string(),
+  at: timestamp,
+  count,
+});
+
+/** `GET /v1/invalidations/recent`: newest first, bounded by the invalidation engine. */
+export const recentInvalidationsResponseSchema = v.object({ invalidations: v.array(recentInvalidationSchema) });
+export type RecentInvalidationsResponse = v.InferOutput<typeof recentInvalidationsResponseSchema>;
+
+/** One element of `GET /v1/cluster/peers` (spec §2.5 leaves the fields open; decided here). */
+export const peerSchema = v.object({
+  name: v.string(),
+  cluster_address: v.string(),
+  admin_address: v.string(),
+  state: v.picklist(['alive', 'suspect', 'dead', 'left']),
+  incarnation: count,
+  mode: v.picklist(['strong', 'eventual']),
+  version: v.string(),
+  /** Fraction of the key space the peer owns, 0..1; null in eventual mode (no ring). */
+  ring_share: v.nullable(v.number()),
+});
+export const peersResponseSchema = v.array(peerSchema);
+export type Peer = v.InferOutput<typeof peerSchema>;

@@ -1,0 +1,384 @@
+// The invalidation engine: the four operations of spec §1 over a TieredCache, the lazy check the
+// proxy runs on every lookup, 24-hour ban retention, and a journal that keeps bans across restarts.
+import { randomUUID } from 'node:crypto';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { CacheEntry } from '../cache/entry.js';
+import type { TieredCache } from '../cache/tiered-cache.js';
+import type { Logger } from '../observe/logger.js';
+import { banHides, banMatches, compileBan, describeBan, type Ban } from './ban.js';
+import { BanList } from './ban-list.js';
+import { CorruptJournalError, InvalidBanError, InvalidUrlError, InvalidatorStateError } from './errors.js';
+import { HotTagIndex } from './hot-tag-index.js';
+import { InvalidationJournal, type JournalRecord } from './invalidation-journal.js';
+import type {
+  ActiveBan,
+  BanSpec,
+  BatchResult,
+  InvalidationResult,
+  InvalidationType,
+  Invalidator,
+  RecentInvalidation,
+} from './invalidator.js';
+import { PurgeRecords } from './purge-records.js';
+import { RecentInvalidations } from './recent-invalidations.js';
+import { keyOfUrl } from './url-key.js';
+
+/** Active bans are kept this long, then pruned (spec §1.1, §8). */
+export const BAN_RETENTION_MS = 24 * 60 * 60 * 1000;
+/**
+ * How long a purge keeps hiding what fetches begun before it store: longer than any origin fetch may
+ * take (upstream `response_timeout` defaults to 30 s; bodies stream after it), with a wide margin.
+ */
+export const PURGE_WINDOW_MS = 5 * 60 * 1000;
+/** Purge records kept at most; past it the oldest expire early. Bounds memory under a purge storm. */
+export const MAX_PURGE_RECORDS = 100_000;
+/**
+ * How often expired bans and purge records are pruned. A prune walks both tiers once for all the bans
+ * it drops, so prunes are batched: a ban lives between 24 h and 24 h plus this interval.
+ */
+export const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
+/** Entries of the recent-invalidations list (what the dashboard shows). */
+export const RECENT_LIMIT = 100;
+/** A prune sweep lets other work run after this many entries. */
+const SWEEP_CHUNK_ENTRIES = 1000;
+
+export interface InvalidatorOptions {
+  cache: TieredCache;
+  logger: Logger;
+  /** Directory of the invalidation journal; undefined keeps bans in memory only (lost at restart). */
+  dataDir?: string | undefined;
+  /** ms since the epoch; the clock entries' requestTimeMs come from. Date.now unless a test sets it. */
+  now?: () => number;
+  recentLimit?: number;
+  banRetentionMs?: number;
+  purgeWindowMs?: number;
+  maxPurgeRecords?: number;
+  pruneIntervalMs?: number;
+}
+
+/** What one prune did. */
+export interface PruneReport {
+  bansPruned: number;
+  purgeRecordsPruned: number;
+  /** Entries still hidden by what was pruned, deleted from the tiers so they never reappear. */
+  entriesDeleted: number;
+}
+
+export interface InvalidationEngine extends Invalidator {
+  /** Replays the journal, starts observing the hot tier and the prune timer. Call before serving. */
+  start(): Promise<void>;
+  /** Stops the timer (abandoning a prune sweep under way) and closes the journal. */
+  stop(): Promise<void>;
+  /** Prunes expired bans and purge records now; the timer calls it. One prune runs at a time. */
+  pruneNow(): Promise<PruneReport>;
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`invalidator ${name} must be a positive integer, got ${value}`);
+  return value;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+class Engine implements InvalidationEngine {
+  readonly #cache: TieredCache;
+  readonly #logger: Logger;
+  readonly #dataDir: string | undefined;
+  readonly #now: () => number;
+  readonly #banRetentionMs: number;
+  readonly #purgeWindowMs: number;
+  readonly #maxPurgeRecords: number;
+  readonly #pruneIntervalMs: number;
+
+  readonly #bans = new BanList();
+  readonly #purges = new PurgeRecords();
+  readonly #tagIndex = new HotTagIndex();
+  readonly #recent: RecentInvalidations;
+  readonly #counts: Record<InvalidationType, number> = { purge: 0, purge_batch: 0, ban: 0, refresh: 0 };
+
+  #state: 'new' | 'running' | 'stopped' = 'new';
+  #journal: InvalidationJournal | undefined;
+  #unobserve: (() => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #pruning: Promise<PruneReport> | undefined;
+  #lastPruneMs: number;
+  /** The latest time handed out: operation times never go backwards, so bans stay in creation order. */
+  #lastStampMs = -Infinity;
+
+  constructor(options: InvalidatorOptions) {
+    this.#cache = options.cache;
+    this.#logger = options.logger;
+    this.#dataDir = options.dataDir;
+    this.#now = options.now ?? Date.now;
+    this.#banRetentionMs = positiveInteger('banRetentionMs', options.banRetentionMs ?? BAN_RETENTION_MS);
+    this.#purgeWindowMs = positiveInteger('purgeWindowMs', options.purgeWindowMs ?? PURGE_WINDOW_MS);
+    this.#maxPurgeRecords = positiveInteger('maxPurgeRecords', options.maxPurgeRecords ?? MAX_PURGE_RECORDS);
+    this.#pruneIntervalMs = positiveInteger('pruneIntervalMs', options.pruneIntervalMs ?? PRUNE_INTERVAL_MS);
+    this.#recent = new RecentInvalidations(positiveInteger('recentLimit', options.recentLimit ?? RECENT_LIMIT));
+    this.#lastPruneMs = this.#now();
+  }
+
+  async start(): Promise<void> {
+    if (this.#state !== 'new') throw new InvalidatorStateError(`start() called on a ${this.#state} invalidator`);
+    if (this.#dataDir !== undefined) {
+      const { journal, records } = await InvalidationJournal.open(this.#dataDir);
+      try {
+        this.#replay(records, journal.path);
+      } catch (error) {
+        await journal.close();
+        throw error;
+      }
+      this.#journal = journal;
+    }
+    this.#unobserve = this.#cache.observeHot(this.#tagIndex);
+    this.#timer = setInterval(() => this.#pruneInBackground(), this.#pruneIntervalMs);
+    this.#timer.unref();
+    this.#state = 'running';
+    // What expired while the node was down is pruned now, without holding up the start.
+    this.#pruneInBackground();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#state !== 'running') return;
+    this.#state = 'stopped';
+    clearInterval(this.#timer);
+    await this.#pruning?.catch(() => undefined);
+    this.#unobserve?.();
+    await this.#journal?.close();
+  }
+
+  async purge(url: string): Promise<InvalidationResult> {
+    this.#assertRunning();
+    const key = keyOfUrl(url);
+    if (key === undefined) throw new InvalidUrlError(`not an absolute http(s) URL with a host: ${url}`);
+    const atMs = this.#stamp();
+    const count = this.#purgeKey(key, atMs);
+    await this.#persist([{ type: 'purge', key, at_ms: atMs }]);
+    return this.#done('purge', url, atMs, count);
+  }
+
+  async purgeBatch(urls: readonly string[]): Promise<BatchResult> {
+    this.#assertRunning();
+    const atMs = this.#stamp();
+    const records: JournalRecord[] = [];
+    let count = 0;
+    let failed = 0;
+    for (const url of urls) {
+      const key = keyOfUrl(url);
+      if (key === undefined) {
+        failed += 1;
+        continue;
+      }
+      count += this.#purgeKey(key, atMs);
+      records.push({ type: 'purge', key, at_ms: atMs });
+    }
+    await this.#persist(records);
+    return { ...this.#done('purge_batch', `${urls.length} URLs`, atMs, count), failed };
+  }
+
+  async ban(spec: BanSpec): Promise<InvalidationResult> {
+    this.#assertRunning();
+    const ban = compileBan(randomUUID(), this.#stamp(), spec);
+    this.#bans.add(ban);
+    const count = this.#evictHot(ban);
+    const persisted = this.#persist([{ type: 'ban', id: ban.id, created_ms: ban.createdMs, ...ban.spec }]);
+    if (ban.createdMs - this.#lastPruneMs >= this.#pruneIntervalMs) this.#pruneInBackground();
+    await persisted;
+    return this.#done('ban', describeBan(ban.spec), ban.createdMs, count);
+  }
+
+  async refresh(url: string): Promise<InvalidationResult> {
+    this.#assertRunning();
+    const key = keyOfUrl(url);
+    if (key === undefined) throw new InvalidUrlError(`not an absolute http(s) URL with a host: ${url}`);
+    const atMs = this.#stamp();
+    const count = this.#cache.rewriteVariants(key, (entry) => ({ ...entry, forcedStale: true }));
+    await this.#cache.warm?.flush();
+    return this.#done('refresh', url, atMs, count);
+  }
+
+  isInvalidated(entry: CacheEntry): boolean {
+    return this.#purges.hides(entry.key, entry.requestTimeMs) || this.#bans.hides(entry);
+  }
+
+  activeBans(): ActiveBan[] {
+    return this.#bans.bans().map((ban) => this.#describe(ban));
+  }
+
+  matchingBans(entry: CacheEntry): ActiveBan[] {
+    return this.#bans
+      .bans()
+      .filter((ban) => banMatches(ban, entry))
+      .map((ban) => this.#describe(ban));
+  }
+
+  recent(): RecentInvalidation[] {
+    return this.#recent.newestFirst();
+  }
+
+  counts(): Record<InvalidationType, number> {
+    return { ...this.#counts };
+  }
+
+  pruneNow(): Promise<PruneReport> {
+    this.#pruning ??= this.#prune().finally(() => {
+      this.#pruning = undefined;
+    });
+    return this.#pruning;
+  }
+
+  #assertRunning(): void {
+    if (this.#state !== 'running') throw new InvalidatorStateError(`the invalidator is ${this.#state === 'new' ? 'not started' : 'stopped'}`);
+  }
+
+  #stamp(): number {
+    this.#lastStampMs = Math.max(this.#now(), this.#lastStampMs);
+    return this.#lastStampMs;
+  }
+
+  #replay(records: readonly JournalRecord[], path: string): void {
+    // Appends are written in stamp order; sorting guards against a clock that went back between runs.
+    const ordered = records
+      .map((record) => ({ record, atMs: record.type === 'ban' ? record.created_ms : record.at_ms }))
+      .sort((a, b) => a.atMs - b.atMs);
+    const seen = new Set<string>();
+    for (const { record, atMs } of ordered) {
+      this.#lastStampMs = Math.max(this.#lastStampMs, atMs);
+      if (record.type === 'purge') {
+        this.#purges.record(record.key, atMs);
+        continue;
+      }
+      if (seen.has(record.id)) continue;
+      seen.add(record.id);
+      try {
+        this.#bans.add(compileBan(record.id, atMs, record));
+      } catch (error) {
+        if (!(error instanceof InvalidBanError)) throw error;
+        throw new CorruptJournalError(`${path} holds ban ${record.id} that is not valid: ${error.message}`);
+      }
+    }
+  }
+
+  /** Removes every variant of `key` from both tiers and records the purge for fetches in flight. */
+  #purgeKey(key: string, atMs: number): number {
+    this.#purges.record(key, atMs);
+    const count = this.#cache.deleteVariants(key);
+    this.#expirePurgeRecords(atMs);
+    return count;
+  }
+
+  /** Eager eviction (spec §1.1): the hot entries the ban hides go at once, with their warm copies. */
+  #evictHot(ban: Ban): number {
+    const candidates = ban.tag === undefined ? this.#cache.hot.entries() : this.#tagIndex.tagged(ban.tag);
+    const hidden: CacheEntry[] = [];
+    for (const entry of candidates) if (banHides(ban, entry)) hidden.push(entry);
+    for (const entry of hidden) this.#cache.delete(entry.key, entry.variantKey);
+    return hidden.length;
+  }
+
+  /**
+   * Drops purge records past their window (or beyond the bound), first deleting what each still
+   * hides, so a fetch that outran the purge cannot resurface once its record is gone.
+   */
+  #expirePurgeRecords(nowMs: number): { records: number; entriesDeleted: number } {
+    const expired = this.#purges.takeExpired(nowMs - this.#purgeWindowMs, this.#maxPurgeRecords);
+    let entriesDeleted = 0;
+    for (const { key, atMs } of expired) {
+      const hidden = (entry: CacheEntry): boolean => entry.requestTimeMs <= atMs;
+      for (const entry of this.#cache.hot.variants(key)) {
+        if (hidden(entry)) entriesDeleted += Math.min(1, this.#cache.delete(key, entry.variantKey));
+      }
+      for (const entry of this.#cache.warm?.variants(key) ?? []) {
+        if (hidden(entry)) entriesDeleted += this.#cache.warm?.delete(key, entry.variantKey) ?? 0;
+      }
+    }
+    return { records: expired.length, entriesDeleted };
+  }
+
+  async #prune(): Promise<PruneReport> {
+    const nowMs = this.#now();
+    const purges = this.#expirePurgeRecords(nowMs);
+    const expired = this.#bans.createdThrough(nowMs - this.#banRetentionMs);
+    let entriesDeleted = purges.entriesDeleted;
+    if (expired.length > 0) {
+      const swept = await this.#sweep(expired);
+      // Stopped mid-sweep: the bans stay, and the next start prunes them.
+      if (swept === undefined) return { bansPruned: 0, purgeRecordsPruned: purges.records, entriesDeleted };
+      entriesDeleted += swept;
+      this.#bans.dropOldest(expired.length);
+    }
+    this.#lastPruneMs = nowMs;
+    if (this.#journal !== undefined && (expired.length > 0 || purges.records > 0)) {
+      await this.#journal.rewrite(this.#journalRecords());
+    }
+    return { bansPruned: expired.length, purgeRecordsPruned: purges.records, entriesDeleted };
+  }
+
+  /**
+   * Deletes from both tiers every entry the expiring bans still hide: hot entries stored by fetches
+   * that outran a ban, and warm entries nobody looked up since. Without this a pruned ban would let
+   * them be served again. Returns how many went, or undefined when stop() interrupted it.
+   */
+  async #sweep(expiring: readonly Ban[]): Promise<number | undefined> {
+    const bans = new BanList();
+    for (const ban of expiring) bans.add(ban);
+    let deleted = 0;
+    let visited = 0;
+    const tiers = [
+      { entries: this.#cache.hot.entries(), remove: (e: CacheEntry) => this.#cache.delete(e.key, e.variantKey) },
+      ...(this.#cache.warm === undefined
+        ? []
+        : [{ entries: this.#cache.warm.entries(), remove: (e: CacheEntry) => this.#cache.warm?.delete(e.key, e.variantKey) }]),
+    ];
+    for (const tier of tiers) {
+      for (const entry of tier.entries) {
+        if (bans.hides(entry)) {
+          tier.remove(entry);
+          deleted += 1;
+        }
+        visited += 1;
+        if (visited % SWEEP_CHUNK_ENTRIES === 0) {
+          await yieldToEventLoop();
+          if (this.#state !== 'running') return undefined;
+        }
+      }
+    }
+    return deleted;
+  }
+
+  #journalRecords(): JournalRecord[] {
+    const records: JournalRecord[] = this.#bans
+      .bans()
+      .map((ban) => ({ type: 'ban', id: ban.id, created_ms: ban.createdMs, ...ban.spec }));
+    for (const { key, atMs } of this.#purges.records()) records.push({ type: 'purge', key, at_ms: atMs });
+    return records;
+  }
+
+  /** Makes an operation durable: its journal records, and the warm tier's deletes and rewrites. */
+  async #persist(records: readonly JournalRecord[]): Promise<void> {
+    await Promise.all([records.length > 0 ? this.#journal?.append(records) : undefined, this.#cache.warm?.flush()]);
+  }
+
+  #done(type: InvalidationType, argument: string, atMs: number, count: number): InvalidationResult {
+    this.#counts[type] += 1;
+    this.#recent.add({ type, argument, at: iso(atMs), count });
+    return { count };
+  }
+
+  #describe(ban: Ban): ActiveBan {
+    return { id: ban.id, ...ban.spec, created_at: iso(ban.createdMs), expires_at: iso(ban.createdMs + this.#banRetentionMs) };
+  }
+
+  #pruneInBackground(): void {
+    this.pruneNow().catch((error: unknown) => {
+      this.#logger.error({ err: error }, 'pruning expired invalidations failed');
+    });
+  }
+}
+
+/** Creates the invalidation engine over `options.cache`; call start() before serving. */
+export function createInvalidator(options: InvalidatorOptions): InvalidationEngine {
+  return new Engine(options);
+}

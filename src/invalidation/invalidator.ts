@@ -1,0 +1,62 @@
+// The contract between the admin API (and later the cluster) and the invalidation engine: the four
+// operations of spec §1 plus what the admin API and the dashboard show about them.
+import type { CacheEntry } from '../cache/entry.js';
+
+/** A ban predicate as the API receives it (spec §2.1); the given fields combine with AND. */
+export interface BanSpec {
+  host_regex?: string | undefined;
+  path_regex?: string | undefined;
+  surrogate_key?: string | undefined;
+}
+
+export type InvalidationType = 'purge' | 'purge_batch' | 'ban' | 'refresh';
+
+/** One entry of the bounded recent-invalidations list (newest first). */
+export interface RecentInvalidation {
+  type: InvalidationType;
+  /** The URL, the URL count of a batch, or the ban predicate as `field=value` pairs. */
+  argument: string;
+  /** ISO 8601 UTC. */
+  at: string;
+  /** What the operation counted (see InvalidationResult.count). */
+  count: number;
+}
+
+export interface InvalidationResult {
+  /**
+   * purge / refresh: stored variants removed or marked stale, across both tiers;
+   * ban: hot-tier entries evicted at once (warm-tier matches are hidden by the lazy check).
+   */
+  count: number;
+}
+
+export interface BatchResult extends InvalidationResult {
+  /** URLs that were not absolute http(s) URLs with a host; the rest were purged. */
+  failed: number;
+}
+
+export interface ActiveBan extends BanSpec {
+  id: string;
+  /** ISO 8601 UTC. */
+  created_at: string;
+  /** ISO 8601 UTC: when it is pruned (24 h after creation, spec §1.1). */
+  expires_at: string;
+}
+
+export interface Invalidator {
+  purge(url: string): Promise<InvalidationResult>;
+  purgeBatch(urls: readonly string[]): Promise<BatchResult>;
+  /** Throws InvalidBanError (code `empty_ban` or `invalid_regex`) before changing anything. */
+  ban(spec: BanSpec): Promise<InvalidationResult>;
+  refresh(url: string): Promise<InvalidationResult>;
+  /** The lazy check of spec §1.1: true when an invalidation newer than the entry's fetch hides it. */
+  isInvalidated(entry: CacheEntry): boolean;
+  /** Bans in force, oldest first. */
+  activeBans(): ActiveBan[];
+  /** Active bans whose predicate matches the entry, whatever its fetch time (for /v1/debug/cachecheck). */
+  matchingBans(entry: CacheEntry): ActiveBan[];
+  /** Newest first, bounded. */
+  recent(): RecentInvalidation[];
+  /** Operations applied since start, by type. */
+  counts(): Record<InvalidationType, number>;
+}

@@ -1,0 +1,96 @@
+// `GET /v1/debug/cachecheck?url=`: what svc holds for a URL and how a plain GET of it would be
+// answered, read from both tiers without changing them (no promotion, no eviction order change
+// beyond what a lookup does).
+import type { CacheEntry } from '../cache/entry.js';
+import type { TieredCache } from '../cache/tiered-cache.js';
+import { currentAgeMs } from '../cache/policy/age.js';
+import { storedKeyOfUrl } from '../cache/policy/cache-key.js';
+import { NO_HEADERS } from '../cache/policy/header-lookup.js';
+import { variantKey } from '../cache/policy/vary.js';
+import type { CacheCheckProvider } from '../api/providers.js';
+import type { CacheCheckVariant } from '../api/responses.js';
+import type { ActiveBan } from '../invalidation/invalidator.js';
+
+export interface CacheCheckDeps {
+  cache: TieredCache;
+  isInvalidated: (entry: CacheEntry) => boolean;
+  matchingBans: (entry: CacheEntry) => ActiveBan[];
+  now: () => number;
+}
+
+function describeVariant(entry: CacheEntry, tier: 'hot' | 'warm', deps: CacheCheckDeps, nowMs: number): CacheCheckVariant {
+  const ageMs = currentAgeMs(entry, nowMs);
+  return {
+    tier,
+    variant_key: entry.variantKey,
+    vary: [...entry.varyNames],
+    status: entry.status,
+    age_s: Math.floor(ageMs / 1000),
+    freshness_remaining_s: Math.trunc((entry.freshnessLifetimeMs - ageMs) / 1000),
+    forced_stale: entry.forcedStale,
+    invalidated: deps.isInvalidated(entry),
+    tags: [...entry.tags],
+    bytes: entry.body.length,
+  };
+}
+
+export function createCacheCheck(deps: CacheCheckDeps): CacheCheckProvider {
+  return (url) => {
+    const key = storedKeyOfUrl(new URL(url));
+    const nowMs = deps.now();
+    const hot = deps.cache.hot.variants(key);
+    const warm = deps.cache.warm?.variants(key) ?? [];
+    const variants = [
+      ...hot.map((entry) => describeVariant(entry, 'hot', deps, nowMs)),
+      ...warm.map((entry) => describeVariant(entry, 'warm', deps, nowMs)),
+    ];
+    // The variant a request without Vary-selecting fields gets, as the proxy would pick it.
+    const plain = (entries: CacheEntry[]): CacheEntry | undefined =>
+      entries.find((entry) => entry.variantKey === variantKey(entry.varyNames, NO_HEADERS) && !deps.isInvalidated(entry));
+    const hotHit = plain(hot);
+    const selected = hotHit ?? plain(warm);
+    const source = hotHit ? 'hot' : selected ? 'warm' : null;
+    const bans = new Map<string, ActiveBan>();
+    const probes = [...hot, ...warm];
+    if (probes.length === 0) probes.push(probeEntry(key));
+    for (const entry of probes) for (const ban of deps.matchingBans(entry)) bans.set(ban.id, ban);
+    const ageMs = selected ? currentAgeMs(selected, nowMs) : undefined;
+    return {
+      url,
+      key,
+      hit: selected !== undefined,
+      source,
+      age_s: ageMs === undefined ? null : Math.floor(ageMs / 1000),
+      freshness_remaining_s: selected && ageMs !== undefined ? Math.trunc((selected.freshnessLifetimeMs - ageMs) / 1000) : null,
+      tags: selected ? [...selected.tags] : [],
+      variants,
+      matching_bans: [...bans.values()],
+    };
+  };
+}
+
+/** A stand-in entry for a URL svc holds nothing of, so host and path bans can still be matched. */
+function probeEntry(key: string): CacheEntry {
+  return {
+    key,
+    variantKey: '',
+    varyNames: [],
+    status: 200,
+    headers: [],
+    body: Buffer.alloc(0),
+    requestTimeMs: 0,
+    responseTimeMs: 0,
+    correctedInitialAgeMs: 0,
+    freshnessLifetimeMs: 0,
+    staleWhileRevalidateMs: 0,
+    staleIfErrorMs: 0,
+    mustRevalidate: false,
+    noCache: false,
+    etag: undefined,
+    lastModified: undefined,
+    surrogateControl: undefined,
+    tags: [],
+    forcedStale: false,
+    route: '',
+  };
+}
