@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startProcess, waitFor } from './support/processes.js';
+import { cpuTimeMs, startProcess, waitFor, type Started } from './support/processes.js';
 
 const { values } = parseArgs({
   options: {
@@ -38,13 +38,18 @@ interface Figures {
   p50Ms: number;
   p99Ms: number;
   errors: number;
+  /** Server CPU (user + system) per request, in µs: the server's own cost, independent of load. */
+  cpuUsPerRequest: number;
 }
 
-async function load(name: string, url: string): Promise<Figures> {
+async function load(name: string, url: string, server: Started): Promise<Figures> {
   // A short warm-up so JIT and keep-alive connections are settled before measuring.
   await autocannon({ url, connections, duration: 2 });
+  const cpuBefore = cpuTimeMs(server.child.pid!);
   const result = await autocannon({ url, connections, duration: seconds });
+  const cpuMs = cpuTimeMs(server.child.pid!) - cpuBefore;
   return {
+    cpuUsPerRequest: (cpuMs * 1000) / Math.max(1, result.requests.total),
     name,
     requestsPerSecond: result.requests.average,
     p50Ms: result.latency.p50,
@@ -78,22 +83,23 @@ try {
   await waitFor(`http://127.0.0.1:${SVC_PORT}/hit`); // fills the cache: every later request is a HIT
 
   const rows = [
-    await load('bare node http (ceiling)', `http://127.0.0.1:${BARE_PORT}/hit`),
-    await load('origin direct', `http://127.0.0.1:${ORIGIN_PORT}/hit`),
-    await load('svc HIT (hot tier)', `http://127.0.0.1:${SVC_PORT}/hit`),
+    await load('bare node http (ceiling)', `http://127.0.0.1:${BARE_PORT}/hit`, bare),
+    await load('origin direct', `http://127.0.0.1:${ORIGIN_PORT}/hit`, origin),
+    await load('svc HIT (hot tier)', `http://127.0.0.1:${SVC_PORT}/hit`, svc),
   ];
   const [ceiling, direct, svcHit] = rows as [Figures, Figures, Figures];
   console.log(`\n${bytes}-byte body, ${connections} connections, ${seconds} s per run, Node ${process.version}\n`);
-  console.log('target                        req/s      p50 ms   p99 ms   errors');
+  console.log('target                        req/s      p50 ms   p99 ms   server CPU µs/req   errors');
   for (const row of rows) {
     console.log(
       `${row.name.padEnd(28)} ${row.requestsPerSecond.toFixed(0).padStart(8)}   ${row.p50Ms.toFixed(2).padStart(6)}   ${row.p99Ms
         .toFixed(2)
-        .padStart(6)}   ${row.errors}`,
+        .padStart(6)}   ${row.cpuUsPerRequest.toFixed(1).padStart(17)}   ${row.errors}`,
     );
   }
   console.log(`\nsvc HIT / bare node:    ${(svcHit.requestsPerSecond / ceiling.requestsPerSecond).toFixed(3)}x  (target >= 0.8x)`);
   console.log(`svc HIT / origin direct: ${(svcHit.requestsPerSecond / direct.requestsPerSecond).toFixed(3)}x`);
+  console.log(`CPU per request, bare / svc: ${(ceiling.cpuUsPerRequest / svcHit.cpuUsPerRequest).toFixed(3)}x (the throughput ratio a CPU-bound server reaches)`);
 } finally {
   await Promise.all([svc.stop(), origin.stop(), bare.stop()]);
   await rm(dir, { recursive: true, force: true });

@@ -13,7 +13,7 @@ import { createHotStore } from '../store/hot-store.js';
 import { openWarmStore, type WarmStore } from '../store/warm/warm-store.js';
 import { TieredCache } from '../cache/tiered-cache.js';
 import { UpstreamPool } from '../upstream/upstream-pool.js';
-import { RouteTable } from '../proxy/route-table.js';
+import { RouteTable, routeLabel } from '../proxy/route-table.js';
 import { CacheFlow } from '../proxy/cache-flow.js';
 import { createDataPlaneServer, type DataPlaneRoute } from '../proxy/data-plane-server.js';
 import { AdminRouter } from '../admin/router.js';
@@ -22,6 +22,7 @@ import { mountHealthRoutes } from '../admin/health-routes.js';
 import { resolveAdminToken, type AdminToken } from '../admin/admin-token.js';
 import { mountV1Routes } from '../admin/v1-routes.js';
 import { createInvalidator, type InvalidationEngine } from '../invalidation/create-invalidator.js';
+import { BackgroundRefresher, type RefreshRoute } from '../refresh/background-refresher.js';
 import { createCacheCheck } from './cache-check.js';
 import { Readiness } from './readiness.js';
 import { InFlightRequests } from './in-flight.js';
@@ -43,6 +44,8 @@ export interface SvcNode {
   readonly readiness: Readiness;
   readonly cache: TieredCache;
   readonly invalidator: InvalidationEngine;
+  /** Background refresh; undefined when no route has `refresh_before_expiry`. */
+  readonly refresher: BackgroundRefresher | undefined;
   /** Every `METHOD path` the admin listener serves (for the OpenAPI coverage test). */
   adminRoutes(): string[];
   /** Stops taking new work; resolves when in-flight requests are done or the drain timed out. */
@@ -171,12 +174,32 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
     },
   }));
   const routes = new RouteTable<DataPlaneRoute>(routeRules);
+  // Background refresh exists only when a route asks for it (spec §6.5: its metrics appear only then).
+  const refreshRoutes: RefreshRoute[] = routeRules
+    .filter((rule) => rule.refresh_before_expiry)
+    .map((rule) => ({ label: routeLabel(rule), pool: pools.get(rule.pool)!, policy: rule.policy, minHits: rule.refresh_min_hits }));
+  const refresher =
+    refreshRoutes.length === 0
+      ? undefined
+      : new BackgroundRefresher({
+          cache,
+          routes: refreshRoutes,
+          registry: metrics.registry,
+          logger,
+          now,
+          maxObjectBytes: config.max_object_bytes,
+          isInvalidated: (entry) => invalidator.isInvalidated(entry),
+          // What is popular is kept beside the warm tier, so it survives a restart as the entries do.
+          persistDirectory: config.warm ? join(config.warm.path, 'refresh') : undefined,
+        });
+  await refresher?.start();
   const cacheFlow = new CacheFlow({
     cache,
     now,
     maxObjectBytes: config.max_object_bytes,
     logger,
     isInvalidated: (entry) => invalidator.isInvalidated(entry),
+    onServedFromCache: refresher?.onServedFromCache,
   });
   const dataServer = createDataPlaneServer({
     routes,
@@ -202,10 +225,12 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
     readiness,
     cache,
     invalidator,
+    refresher,
     adminRoutes: () => router.routes(),
     drain,
     async stop() {
       await close(dataServer);
+      await refresher?.stop();
       await invalidator.stop();
       await Promise.all([...pools.values()].map((pool) => pool.close()));
       await warm?.flush();

@@ -21,14 +21,19 @@ export interface AccessRecord {
 export const OK_SAMPLE_EVERY = 100;
 
 export interface AccessLog {
+  /** Whether a response of this status is to be logged; counts the 200s it passes over. Ask once per
+   * response, before building its record, so unsampled responses cost no record at all. */
+  sampled(status: number): boolean;
   record(entry: AccessRecord): void;
 }
 
 export function createAccessLog(logger: Logger): AccessLog {
   let okSeen = 0;
   return {
+    sampled(status) {
+      return status !== 200 || okSeen++ % OK_SAMPLE_EVERY === 0;
+    },
     record(entry) {
-      if (entry.status === 200 && okSeen++ % OK_SAMPLE_EVERY !== 0) return;
       logger.info(entry, 'access');
     },
   };

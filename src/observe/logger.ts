@@ -25,6 +25,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (options.format === 'pretty') {
     return pino({ ...settings, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:standard' } } });
   }
-  // minLength batches small writes; sync:false hands them to the event loop instead of blocking.
-  return pino(settings, pino.destination({ dest: 1, sync: false, minLength: 4096 }));
+  // sync:false hands writes to the event loop instead of blocking a request; lines logged while a
+  // write is under way are batched into the next one. Nothing waits for a buffer to fill, so a line
+  // is never held back (and lost to a kill -9) for want of company.
+  return pino(settings, pino.destination({ dest: 1, sync: false }));
 }

@@ -2,19 +2,9 @@
 // nodes in one process (tests, the simulator) never share counters. Store gauges are read from the
 // stores when scraped, not pushed on every request.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { TrafficMetrics, type RequestObservation } from './traffic-metrics.js';
 
-export type CacheResult = 'HIT' | 'MISS' | 'STALE' | 'BYPASS' | 'REVALIDATED';
-export type Source = 'hot' | 'warm' | 'peer' | 'origin';
-
-export interface RequestObservation {
-  method: string;
-  status: number;
-  cacheResult: CacheResult;
-  source: Source;
-  route: string;
-  durationSeconds: number;
-  bytesOut: number;
-}
+export type { CacheResult, RequestObservation, Source } from './traffic-metrics.js';
 
 /** What a store shows to the metrics (the store objects themselves satisfy it). */
 export interface StoreGaugeSource {
@@ -33,30 +23,9 @@ export interface WarmStoreGaugeSource extends StoreGaugeSource {
   readonly lastSyncMs: number;
 }
 
-/**
- * Request-duration buckets in seconds. prom-client has no native (sparse) histograms, so the spec's
- * "native buckets" are approximated by classic buckets spaced for a cache: sub-millisecond hits up
- * to multi-second origin fetches.
- */
-const DURATION_BUCKETS_SECONDS = [
-  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
-];
-
-const TRAFFIC_LABELS = ['method', 'status', 'cache_result', 'source', 'route'] as const;
-
-interface TrafficChildren {
-  requests: Counter.Internal;
-  duration: Histogram.Internal<(typeof TRAFFIC_LABELS)[number]>;
-  bytes: Counter.Internal;
-}
-
 export class NodeMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<(typeof TRAFFIC_LABELS)[number]>;
-  private readonly duration: Histogram<(typeof TRAFFIC_LABELS)[number]>;
-  private readonly responseBytes: Counter<'method' | 'cache_result' | 'source' | 'route'>;
-  /** Label children by their joined label values: the hit path skips prom-client's label hashing. */
-  private readonly children = new Map<string, TrafficChildren>();
+  private readonly traffic = new TrafficMetrics();
   private hot: HotStoreGaugeSource | undefined;
   private warm: WarmStoreGaugeSource | undefined;
   readonly smugglingRejected: Counter;
@@ -67,25 +36,7 @@ export class NodeMetrics {
   constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({
-      name: 'svc_requests_total',
-      help: 'Data-plane requests answered, by method, status, cache result, source and route.',
-      labelNames: TRAFFIC_LABELS,
-      registers,
-    });
-    this.duration = new Histogram({
-      name: 'svc_request_duration_seconds',
-      help: 'Time from request arrival to the last byte of the response.',
-      labelNames: TRAFFIC_LABELS,
-      buckets: DURATION_BUCKETS_SECONDS,
-      registers,
-    });
-    this.responseBytes = new Counter({
-      name: 'svc_response_bytes_total',
-      help: 'Response body bytes sent to clients.',
-      labelNames: ['method', 'cache_result', 'source', 'route'],
-      registers,
-    });
+    this.traffic.register(this.registry);
     const gauge = (name: string, help: string, read: () => number | undefined): void => {
       new Gauge({
         name,
@@ -151,22 +102,7 @@ export class NodeMetrics {
   }
 
   observeRequest(observation: RequestObservation): void {
-    const { method, cacheResult, source, route } = observation;
-    const status = String(observation.status);
-    const id = `${method}\u0000${status}\u0000${cacheResult}\u0000${source}\u0000${route}`;
-    let child = this.children.get(id);
-    if (!child) {
-      const labels = { method, status, cache_result: cacheResult, source, route };
-      child = {
-        requests: this.requests.labels(labels),
-        duration: this.duration.labels(labels),
-        bytes: this.responseBytes.labels({ method, cache_result: cacheResult, source, route }),
-      };
-      this.children.set(id, child);
-    }
-    child.requests.inc();
-    child.duration.observe(observation.durationSeconds);
-    if (observation.bytesOut > 0) child.bytes.inc(observation.bytesOut);
+    this.traffic.observe(observation);
   }
 
   async exposition(): Promise<{ contentType: string; body: string }> {

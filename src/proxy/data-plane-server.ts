@@ -1,16 +1,16 @@
 // The data-plane listener: every client request is routed, then answered from the cache (GET and
 // HEAD on a caching route) or passed through to the origin. A successful unsafe request invalidates
 // what it may have changed (RFC 9111 §4.4).
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Counter } from 'prom-client';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import { invalidationTargets } from '../cache/policy/unsafe-invalidation.js';
 import type { Logger } from '../observe/logger.js';
-import type { RouteTable, RouteRule } from './route-table.js';
+import type { MatchedRoute, RouteTable, RouteRule } from './route-table.js';
 import { Exchange, type ExchangeDeps } from './exchange.js';
-import type { CacheFlow } from './cache-flow.js';
+import type { CacheFlow, CachingRoute } from './cache-flow.js';
 import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
 import { headersFromIncoming } from '../cache/policy/header-lookup.js';
 import { passThrough } from './pass-through.js';
@@ -55,14 +55,34 @@ function requestPath(request: IncomingMessage): string {
 }
 
 export function createDataPlaneServer(deps: DataPlaneDeps): Server {
+  // One CachingRoute per route, made on first use rather than per request.
+  const cachingRoutes = new Map<MatchedRoute<DataPlaneRoute>, CachingRoute>();
+  const cachingRouteOf = (route: MatchedRoute<DataPlaneRoute>): CachingRoute => {
+    let caching = cachingRoutes.get(route);
+    if (!caching) {
+      caching = { label: route.label, pool: deps.pools.get(route.rule.pool)!, policy: route.rule.policy };
+      cachingRoutes.set(route, caching);
+    }
+    return caching;
+  };
   const server = createServer({ requireHostHeader: false }, (request, response) => {
-    handle(deps, request, response).catch((error: unknown) => {
+    const exchange = new Exchange(request, response, deps);
+    const fail = (error: unknown): void => {
       deps.logger.error({ err: error, path: requestPath(request) }, 'data-plane request failed');
       if (!response.headersSent) {
         response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
         response.end('svc: internal error\n');
       } else response.destroy();
-    });
+    };
+    let pending: Promise<unknown> | undefined;
+    try {
+      pending = handle(deps, exchange, cachingRouteOf);
+    } catch (error) {
+      fail(error);
+    }
+    // A hit was answered synchronously: settle it now, without a promise.
+    if (pending) pending.catch(fail).finally(() => exchange.settle());
+    else exchange.settle();
   });
   server.on('clientError', (error: Error & { code?: string }, socket: Socket) => {
     if (error.code !== undefined && SMUGGLING_CODES.has(error.code)) deps.smugglingRejected.inc();
@@ -72,21 +92,28 @@ export function createDataPlaneServer(deps: DataPlaneDeps): Server {
   return server;
 }
 
-async function handle(deps: DataPlaneDeps, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const exchange = new Exchange(request, response, deps);
+/** Routes one request; returns the promise of its answer only when it is not answered already. */
+function handle(
+  deps: DataPlaneDeps,
+  exchange: Exchange,
+  cachingRouteOf: (route: MatchedRoute<DataPlaneRoute>) => CachingRoute,
+): Promise<unknown> | undefined {
+  const { request, response } = exchange;
   if (deps.isDraining()) response.shouldKeepAlive = false;
   const route = deps.routes.match(requestHost(request), requestPath(request));
   if (!route) {
     sendProxyError(exchange, 404, `no route for ${request.headers.host ?? ''}${requestPath(request)}`);
-    return;
+    return undefined;
   }
   exchange.routeLabel = route.label;
-  const pool = deps.pools.get(route.rule.pool)!;
   const method = request.method ?? 'GET';
-  if ((method === 'GET' || method === 'HEAD') && route.rule.cache.enabled) {
-    await deps.cacheFlow.handle(exchange, { label: route.label, pool, policy: route.rule.policy });
-    return;
-  }
+  if ((method === 'GET' || method === 'HEAD') && route.rule.cache.enabled) return deps.cacheFlow.handle(exchange, cachingRouteOf(route));
+  return forward(deps, exchange, deps.pools.get(route.rule.pool)!, method);
+}
+
+/** Passes a request the cache does not answer to the origin; a successful unsafe one invalidates. */
+async function forward(deps: DataPlaneDeps, exchange: Exchange, pool: UpstreamPool, method: string): Promise<void> {
+  const { request } = exchange;
   const answered = await passThrough(pool, exchange, request);
   if (!answered) return;
   const targets = invalidationTargets(method, answered.status, `http://${request.headers.host ?? ''}${request.url ?? '/'}`, headersFromIncoming(answered.headers));

@@ -1,0 +1,88 @@
+// RFC 9111 §4.1 through a real svc node: Vary selects a stored variant by the normalised request
+// fields it names, `Vary: *` is never served from cache, and a key holds at most 64 variants.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { header } from '../support/http.js';
+import { metricValue, startCachingFixture, type CachingFixture } from '../support/caching-fixture.js';
+
+interface VaryCase {
+  name: string;
+  vary: string;
+  field: string;
+  /** The value stored first, and the value of the request under test (undefined: field absent). */
+  stored: string | undefined;
+  asked: string | undefined;
+  sameVariant: boolean;
+}
+
+const cases: VaryCase[] = [
+  { name: 'Accept-Encoding: order, case and spaces do not matter', vary: 'Accept-Encoding', field: 'accept-encoding', stored: 'gzip, br', asked: 'BR,gzip', sameVariant: true },
+  { name: 'Accept-Encoding: duplicates do not matter', vary: 'Accept-Encoding', field: 'accept-encoding', stored: 'gzip', asked: 'gzip, gzip', sameVariant: true },
+  { name: 'Accept-Encoding: another coding is another variant', vary: 'Accept-Encoding', field: 'accept-encoding', stored: 'gzip', asked: 'identity', sameVariant: false },
+  { name: 'Accept-Language: case and spaces do not matter', vary: 'Accept-Language', field: 'accept-language', stored: 'en-US, fr;q=0.5', asked: 'EN-us,fr;q=0.5', sameVariant: true },
+  { name: 'Accept-Language: order matters', vary: 'Accept-Language', field: 'accept-language', stored: 'en, fr', asked: 'fr, en', sameVariant: false },
+  { name: 'a Vary field name is case-insensitive', vary: 'X-Tenant', field: 'x-tenant', stored: 'a', asked: 'a', sameVariant: true },
+  { name: 'other fields: runs of whitespace are collapsed', vary: 'X-Tenant', field: 'x-tenant', stored: 'blue  team', asked: 'blue team', sameVariant: true },
+  { name: 'an absent field is another variant than a present one', vary: 'X-Tenant', field: 'x-tenant', stored: undefined, asked: 'a', sameVariant: false },
+];
+
+describe('RFC 9111 §4.1 Vary through svc', { timeout: 60_000 }, () => {
+  let f: CachingFixture;
+  before(async () => {
+    f = await startCachingFixture();
+  });
+  after(() => f.close());
+
+  cases.forEach((c, i) => {
+    test(c.name, async () => {
+      const path = `/vary/${i}`;
+      f.on(path, (request) => ({
+        headers: { 'cache-control': 'max-age=600', vary: c.vary },
+        body: `variant for ${String(request.headers[c.field] ?? '(none)')}`,
+      }));
+      const fields = (value: string | undefined): Record<string, string> => (value === undefined ? {} : { [c.field]: value });
+      const first = await f.get(path, { headers: fields(c.stored) });
+      const asked = await f.get(path, { headers: fields(c.asked) });
+      assert.equal(header(first, 'x-cache'), 'MISS');
+      assert.equal(header(asked, 'x-cache'), c.sameVariant ? 'HIT' : 'MISS');
+      assert.equal(asked.body, c.sameVariant ? first.body : `variant for ${c.asked ?? '(none)'}`);
+      if (!c.sameVariant) {
+        // Both variants are kept side by side.
+        const again = await f.get(path, { headers: fields(c.stored) });
+        assert.equal(header(again, 'x-cache'), 'HIT');
+        assert.equal(again.body, first.body);
+      }
+    });
+  });
+
+  test('Vary: * is never served from cache', async () => {
+    f.on('/vary/star', { headers: { 'cache-control': 'max-age=600', vary: '*' }, body: 'star' });
+    const answers = [await f.get('/vary/star'), await f.get('/vary/star')];
+    assert.deepEqual(answers.map((a) => header(a, 'x-cache')), ['BYPASS', 'BYPASS']);
+    assert.equal(f.originRequests('/vary/star').length, 2);
+  });
+
+  test('a 65th variant is not stored, is counted in svc_vary_cap_hits_total, and still reaches the client', async () => {
+    f.on('/vary/cap', (request) => ({
+      headers: { 'cache-control': 'max-age=600', vary: 'X-Variant' },
+      body: `variant ${String(request.headers['x-variant'])}`,
+    }));
+    const capHitsBefore = metricValue(await f.metrics(), 'svc_vary_cap_hits_total');
+    for (let i = 0; i < 64; i++) {
+      const answer = await f.get('/vary/cap', { headers: { 'x-variant': `v${i}` } });
+      assert.equal(header(answer, 'x-cache'), 'MISS');
+    }
+    assert.equal(metricValue(await f.metrics(), 'svc_vary_cap_hits_total'), capHitsBefore);
+    const overCap = await f.get('/vary/cap', { headers: { 'x-variant': 'v64' } });
+    assert.equal(overCap.status, 200);
+    assert.equal(overCap.body, 'variant v64');
+    assert.equal(metricValue(await f.metrics(), 'svc_vary_cap_hits_total'), capHitsBefore + 1);
+    const notStored = await f.get('/vary/cap', { headers: { 'x-variant': 'v64' } });
+    assert.equal(header(notStored, 'x-cache'), 'MISS');
+    assert.equal(notStored.body, 'variant v64');
+    const kept = await f.get('/vary/cap', { headers: { 'x-variant': 'v0' } });
+    assert.equal(header(kept, 'x-cache'), 'HIT');
+    assert.equal(kept.body, 'variant v0');
+    assert.equal(f.originRequests('/vary/cap').length, 66);
+  });
+});
