@@ -11,6 +11,7 @@ import { buildInfo } from '../version/build-info.js';
 import { CliError } from './cli-error.js';
 import { configCommand } from './config-command.js';
 import { serveCommand } from './serve-command.js';
+import { simCommand } from './sim-command.js';
 import { versionCommand } from './version-command.js';
 
 // Annotated: the completion command reads the tree it belongs to.
@@ -23,6 +24,7 @@ export const mainCommand: CommandDef = defineCommand({
     purge: purgeCommand,
     ban: banCommand,
     refresh: refreshCommand,
+    sim: simCommand,
     completion: createCompletionCommand(() => mainCommand),
   },
 });

@@ -1,0 +1,48 @@
+// The public API of the cluster library, exported from the package as `svc/cluster`.
+export type { Clock, TimerHandle } from './clock.js';
+export type { Random } from './random.js';
+export type {
+  Address,
+  Broadcaster,
+  BroadcastHandler as TransportBroadcastHandler,
+  PacketHandler,
+  RequestHandler,
+  RequestOptions,
+  Transport,
+  TransportErrorCode,
+} from './transport.js';
+export { TransportError } from './transport.js';
+export { createRandom, randomSeed } from './seeded-random.js';
+export { systemClock } from './system-clock.js';
+
+export { ClusterMember, createClusterMember, DEFAULT_LEAVE_TIMEOUT_MS, MAX_NAME_BYTES } from './cluster-member.js';
+export type { BroadcastHandler, ClusterCounters, ClusterEvents, ClusterMemberOptions } from './cluster-member.js';
+export type { MemberInfo } from './membership/member-record.js';
+export type { PushPullDelegate } from './membership/membership.js';
+export type { MemberState, Metadata } from './codec/messages.js';
+export { DEFAULT_MEMBERSHIP_CONFIG, resolveMembershipConfig } from './membership/config.js';
+export type { MembershipConfig } from './membership/config.js';
+export type { RingView } from './ring/ownership-ring.js';
+export { DEFAULT_RING_VNODES } from './ring/ownership-ring.js';
+export { fanOut, fanOutOutcomeOf } from './fanout.js';
+export type { FanOutOptions, FanOutOutcome, FanOutResult } from './fanout.js';
+export {
+  BroadcastTooLargeError,
+  ClusterStoppedError,
+  JoinAbortedError,
+  MetadataTooLargeError,
+  UnknownMemberError,
+} from './errors.js';
+export { MalformedMessageError, UnsupportedWireVersionError } from './codec/errors.js';
+
+// The protocol's math, as plain functions.
+export {
+  expectedSuspicionConfirmations,
+  maxSuspicionTimeoutMs,
+  minSuspicionTimeoutMs,
+  remainingSuspicionTimeMs,
+} from './math/suspicion-timeout.js';
+export { retransmitLimit } from './math/retransmit-limit.js';
+export { nextAwarenessScore, scaleByAwareness } from './math/awareness.js';
+export { scaledPushPullIntervalMs } from './math/push-pull-scale.js';
+export { membershipChecksum } from './math/membership-checksum.js';

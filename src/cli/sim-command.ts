@@ -1,0 +1,67 @@
+// `svc sim list` and `svc sim run <scenario>`: the deterministic cluster simulator from the command
+// line (issue 5). The JSON report is reproducible from its seed; wall time goes to the table or stderr.
+
+import { writeFile } from 'node:fs/promises';
+import { defineCommand } from 'citty';
+import { failureLines, passed, reportJson, reportTable } from '../../sim/report.js';
+import { InvalidScenarioOptionsError, runScenario, UnknownScenarioError } from '../../sim/runner.js';
+import { SCENARIOS } from '../../sim/scenarios/index.js';
+import { renderSvgChart } from '../../sim/svg-chart.js';
+
+const listCommand = defineCommand({
+  meta: { name: 'list', description: 'List the simulator scenarios' },
+  run() {
+    const width = Math.max(...SCENARIOS.map((scenario) => scenario.name.length));
+    for (const scenario of SCENARIOS) {
+      console.log(`${scenario.name.padEnd(width)}  ${scenario.description} (default ${scenario.defaultNodes} nodes)`);
+    }
+  },
+});
+
+/** Parses an optional numeric flag; undefined when absent, NaN (rejected by the runner) when malformed. */
+function numberFlag(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : value.trim() === '' ? Number.NaN : Number(value);
+}
+
+const runCommand = defineCommand({
+  meta: { name: 'run', description: 'Run one scenario and print its report' },
+  args: {
+    scenario: { type: 'positional', required: true, description: 'scenario name (see `svc sim list`)' },
+    nodes: { type: 'string', description: 'cluster size (default: the scenario’s own)' },
+    seed: { type: 'string', description: 'root seed of the run (default 1)' },
+    duration: { type: 'string', description: 'simulated seconds of the main phase, for scenarios that have one' },
+    json: { type: 'boolean', description: 'print the JSON report instead of the table' },
+    svg: { type: 'string', description: 'write the chart as SVG to this file' },
+  },
+  async run({ args }) {
+    let run;
+    try {
+      run = await runScenario(args.scenario, {
+        nodes: numberFlag(args.nodes),
+        seed: numberFlag(args.seed),
+        durationS: numberFlag(args.duration),
+      });
+    } catch (error) {
+      if (!(error instanceof UnknownScenarioError || error instanceof InvalidScenarioOptionsError)) throw error;
+      console.error(error.message);
+      process.exitCode = 2;
+      return;
+    }
+    const { result, wallMs } = run;
+    if (args.svg !== undefined) await writeFile(args.svg, renderSvgChart(result.chart));
+    if (args.json) {
+      process.stdout.write(reportJson(result));
+      console.error(`wall time ${(wallMs / 1000).toFixed(2)} s`);
+      for (const line of failureLines(result)) console.error(line);
+    } else {
+      process.stdout.write(reportTable(result, wallMs));
+    }
+    // exitCode rather than exit(): output is flushed before the process ends.
+    if (!passed(result)) process.exitCode = 1;
+  },
+});
+
+export const simCommand = defineCommand({
+  meta: { name: 'sim', description: 'Run the deterministic cluster simulator' },
+  subCommands: { list: listCommand, run: runCommand },
+});
