@@ -10,5 +10,7 @@ export function redactConfig(config: Config): unknown {
   const copy = structuredClone(config);
   if (copy.admin.token !== undefined && copy.admin.token !== '') copy.admin.token = REDACTED;
   if (copy.cdn !== undefined && copy.cdn.api_token !== '') copy.cdn.api_token = REDACTED;
+  // Gossip keys seal cluster packets: how many there are is useful, their bytes never are.
+  if (copy.cluster?.gossip_keys !== undefined) copy.cluster.gossip_keys = copy.cluster.gossip_keys.map(() => REDACTED);
   return copy;
 }

@@ -21,6 +21,9 @@ export const HOP_LIMIT_MAX = 8;
 /** Shortest accepted `admin.token`: 16 characters keep a guessed bearer token out of reach. */
 export const ADMIN_TOKEN_MIN_LENGTH = 16;
 
+/** One `cluster.gossip_keys` entry: base64 (with padding) of exactly 32 bytes, an AES-256 key. */
+export const GOSSIP_KEY_PATTERN = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
+
 /** What `cdn.timeout: 0` means (spec §2.3). */
 export const CDN_DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -162,6 +165,23 @@ const clusterSchema = object({
   ),
   /** No default: TLS needs certificates only the operator has. */
   tls: v.optional(clusterTlsSchema),
+  /**
+   * Absent: gossip packets are sealed only when the operator supplies shared keys (a WARN says so).
+   * Secret. Primary first; every key opens packets, so keys rotate without downtime (memberlist keyring).
+   */
+  gossip_keys: v.optional(
+    v.pipe(
+      v.array(
+        v.pipe(
+          v.string(expectedSecret('base64 of 32 bytes')),
+          v.regex(GOSSIP_KEY_PATTERN, expectedSecret('base64 of 32 bytes (44 characters ending in "=")')),
+        ),
+        expected('a list of base64 keys'),
+      ),
+      v.minLength(1, expected('a non-empty list of base64 keys')),
+      v.description('AES-256-GCM keys sealing gossip packets, base64 of 32 bytes each, primary first (secret)'),
+    ),
+  ),
 });
 
 const samplingRateMessage = expected('a number from 0 to 1');

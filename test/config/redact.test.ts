@@ -30,3 +30,16 @@ test('unset secrets stay unset, so the view shows that none is configured', () =
   assert.equal(redacted.admin.token, undefined);
   assert.equal(redacted.cdn?.api_token, '');
 });
+
+test('cluster gossip keys are redacted one by one, so their count still shows', () => {
+  const key = Buffer.alloc(32, 7).toString('base64');
+  const config = parseConfig({
+    pools: [{ name: 'o', upstreams: ['http://127.0.0.1:1'] }],
+    routes: [{ name: 'r', pool: 'o' }],
+    hop_limit: 2,
+    cluster: { gossip_keys: [key, key] },
+  });
+  const redacted = redactConfig(config) as typeof config;
+  assert.deepEqual(redacted.cluster?.gossip_keys, ['[redacted]', '[redacted]']);
+  assert.equal(JSON.stringify(redacted).includes(key), false);
+});
