@@ -6,7 +6,7 @@ import type { Address, RequestHandler, RequestOptions, Transport } from './trans
 import type { Metadata } from './codec/messages.js';
 import { ByteWriter, stringBytes } from './codec/bytes.js';
 import { writeMetadata } from './codec/message-codec.js';
-import { MetadataTooLargeError, UnknownMemberError } from './errors.js';
+import { ReservedChannelError, MetadataTooLargeError, UnknownMemberError } from './errors.js';
 import { TypedEmitter } from './events.js';
 import type { Listener } from './events.js';
 import { fanOut } from './fanout.js';
@@ -27,8 +27,17 @@ export const MAX_NAME_BYTES = 128;
 /** How long `leave` waits for its announcement to spread when not told otherwise. */
 export const DEFAULT_LEAVE_TIMEOUT_MS = 5000;
 
-/** User channels live under this prefix, so they can never collide with the protocol's own. */
-const USER_CHANNEL_PREFIX = 'user/';
+/**
+ * The protocol's own channels live under this prefix (`swim/push-pull`…); user channels may take any
+ * other name, and keep it on the wire, so a transport can serve them under names a consumer chose
+ * (svc's `/v1/peer/purge`).
+ */
+const PROTOCOL_CHANNEL_PREFIX = 'swim/';
+
+function userChannel(channel: string): string {
+  if (channel.startsWith(PROTOCOL_CHANNEL_PREFIX) || channel.length === 0) throw new ReservedChannelError(channel);
+  return channel;
+}
 
 export interface ClusterEvents extends MembershipEvents {
   /** The live member set changed; the ring has a new version. */
@@ -221,19 +230,19 @@ export class ClusterMember {
 
   /** Serves requests other members send on `channel` (reliable path). */
   handleRequest(channel: string, handler: RequestHandler): void {
-    this.transport.onRequest(USER_CHANNEL_PREFIX + channel, handler);
+    this.transport.onRequest(userChannel(channel), handler);
   }
 
   /** Sends one request to a member (by name or snapshot) on `channel`. */
   request(member: string | MemberInfo, channel: string, body: Uint8Array, options: RequestOptions): Promise<Uint8Array> {
     const address = typeof member === 'string' ? this.membership.member(member)?.address : member.address;
     if (address === undefined) return Promise.reject(new UnknownMemberError(member as string));
-    return this.transport.request(address, USER_CHANNEL_PREFIX + channel, body, options);
+    return this.transport.request(address, userChannel(channel), body, options);
   }
 
   /** Sends `body` on `channel` to every live peer concurrently; one result per peer. */
   fanOut(channel: string, body: Uint8Array, options: FanOutOptions): Promise<FanOutResult[]> {
-    return fanOut(this.transport, this.peers(), USER_CHANNEL_PREFIX + channel, body, options);
+    return fanOut(this.transport, this.peers(), userChannel(channel), body, options);
   }
 
   counters(): ClusterCounters {

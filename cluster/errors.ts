@@ -39,3 +39,12 @@ export class UnknownMemberError extends Error {
     super(`no member named ${JSON.stringify(member)} is known`);
   }
 }
+
+/** A user channel name that is empty or in the protocol's own `swim/` namespace. */
+export class ReservedChannelError extends Error {
+  override readonly name = 'ReservedChannelError';
+  readonly code = 'ERR_RESERVED_CHANNEL';
+  constructor(channel: string) {
+    super(`channel "${channel}" is reserved: user channels may not be empty or start with "swim/"`);
+  }
+}

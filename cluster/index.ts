@@ -31,6 +31,7 @@ export {
   ClusterStoppedError,
   JoinAbortedError,
   MetadataTooLargeError,
+  ReservedChannelError,
   UnknownMemberError,
 } from './errors.js';
 export { MalformedMessageError, UnsupportedWireVersionError } from './codec/errors.js';

@@ -7,5 +7,6 @@ import { falsePositivesScenario } from './false-positives.js';
 import { faultsScenario } from './faults.js';
 import { joinScenario } from './join.js';
 import { partitionHealScenario } from './partition-heal.js';
+import { strongVsEventualScenario } from './strong-vs-eventual.js';
 
-export const SCENARIOS: readonly Scenario[] = [joinScenario, crashDetectionScenario, falsePositivesScenario, broadcastScenario, partitionHealScenario, faultsScenario];
+export const SCENARIOS: readonly Scenario[] = [joinScenario, crashDetectionScenario, falsePositivesScenario, broadcastScenario, partitionHealScenario, faultsScenario, strongVsEventualScenario];

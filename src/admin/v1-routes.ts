@@ -127,8 +127,10 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
   router.on(
     'GET',
     '/v1/stats',
-    requireToken(check, async (_request, response) => {
-      const node = await deps.stats();
+    requireToken(check, async (request, response) => {
+      const url = request.query.get('url') ?? undefined;
+      if (url !== undefined && !isAbsoluteHttpUrl(url)) throw new InvalidRequestError(`url: expected ${ABSOLUTE_URL_EXPECTATION}, got ${JSON.stringify(url)}`);
+      const node = await deps.stats(url);
       const body: StatsResponse = {
         ...node,
         bans: { active: invalidator.activeBans().length },

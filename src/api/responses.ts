@@ -67,6 +67,10 @@ const ringStatsSchema = v.object({
   own_share: v.number(),
   /** Membership checksum (DESIGN principle 8): equal on every node once membership has converged. */
   checksum: v.string(),
+  /** Ring version: grows by one at each change of the live member set. */
+  version: count,
+  /** With `?url=`: the member owning that URL's key (strong mode); null otherwise. */
+  owner: v.nullable(v.string()),
 });
 
 /** The part of `GET /v1/stats` the node's stores and cluster provide. */
@@ -126,6 +130,8 @@ export const cacheCheckResponseSchema = v.object({
   variants: v.array(cacheCheckVariantSchema),
   /** Active bans whose predicate matches this URL or one of its stored variants' tags. */
   matching_bans: v.array(activeBanSchema),
+  /** The cluster member owning the URL's key in strong mode; null for a single node or eventual mode. */
+  owner: v.nullable(v.string()),
 });
 export type CacheCheckResponse = v.InferOutput<typeof cacheCheckResponseSchema>;
 
@@ -152,6 +158,8 @@ export const peerSchema = v.object({
   version: v.string(),
   /** Fraction of the key space the peer owns, 0..1; null in eventual mode (no ring). */
   ring_share: v.nullable(v.number()),
+  /** True when the peer runs another cluster.mode than this node: a configuration drift (spec §1.4). */
+  mode_drift: v.boolean(),
 });
 export const peersResponseSchema = v.array(peerSchema);
 export type Peer = v.InferOutput<typeof peerSchema>;

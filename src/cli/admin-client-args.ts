@@ -20,12 +20,16 @@ export interface AdminClientFlags {
   token?: string | undefined;
 }
 
-/** The client for these flags; the token falls back to SVC_ADMIN_TOKEN (spec §4.2). */
-export function clientFromFlags(flags: AdminClientFlags, env: NodeJS.ProcessEnv = process.env): AdminClient {
+/**
+ * The client for these flags; the token falls back to SVC_ADMIN_TOKEN (spec §4.2). Commands that only
+ * read unauthenticated endpoints (`svc cluster peers`) pass `tokenRequired: false`.
+ */
+export function clientFromFlags(flags: AdminClientFlags, env: NodeJS.ProcessEnv = process.env, tokenRequired = true): AdminClient {
   const token = flags.token !== undefined && flags.token !== '' ? flags.token : env.SVC_ADMIN_TOKEN;
-  if (token === undefined || token === '') throw new CliError('no admin token: pass --token <token> or set SVC_ADMIN_TOKEN', 2);
+  const missing = token === undefined || token === '';
+  if (missing && tokenRequired) throw new CliError('no admin token: pass --token <token> or set SVC_ADMIN_TOKEN', 2);
   try {
-    return createAdminClient({ server: flags.server ?? DEFAULT_ADMIN_SERVER, token });
+    return createAdminClient({ server: flags.server ?? DEFAULT_ADMIN_SERVER, ...(missing ? {} : { token }) });
   } catch (error) {
     if (error instanceof InvalidServerAddressError) throw new CliError(error.message, 2);
     throw error;

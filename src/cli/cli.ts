@@ -3,6 +3,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import { defineCommand, runCommand, showUsage, type CommandDef } from 'citty';
 import { banCommand } from './ban-command.js';
+import { clusterCommand } from './cluster-command.js';
 import { createCompletionCommand } from './completion-command.js';
 import { purgeCommand } from './purge-command.js';
 import { refreshCommand } from './refresh-command.js';
@@ -24,6 +25,7 @@ export const mainCommand: CommandDef = defineCommand({
     purge: purgeCommand,
     ban: banCommand,
     refresh: refreshCommand,
+    cluster: clusterCommand,
     sim: simCommand,
     completion: createCompletionCommand(() => mainCommand),
   },

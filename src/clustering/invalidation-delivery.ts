@@ -4,6 +4,8 @@
 //             goes by HTTP POST to the key's owner, with gossip as the fallback when that fails;
 //   eventual: everything goes by gossip only.
 // A node applies each invalidation once, by id, whichever path brings it first.
+// Recent invalidations also travel with push-pull anti-entropy (state()/merge()), so a node that was
+// partitioned away or down when one happened applies it as soon as it is back (issue 7 item 4).
 import type { FanOutOptions, FanOutResult, RequestHandler, RequestOptions } from '../../cluster/index.js';
 import { decodeInvalidation, encodeInvalidation, type InvalidationKind, type InvalidationMessage } from './invalidation-message.js';
 import { SeenIds } from './seen-ids.js';
@@ -47,7 +49,18 @@ export interface DeliveryOptions {
   /** Remembered ids. 10,000 outlives a burst of batch purges while gossip still carries them. */
   seenCapacity?: number;
   onError?: (error: unknown) => void;
+  /** Wall clock for the anti-entropy log's age bound. */
+  now?: () => number;
+  /** Invalidations kept for anti-entropy. 1,000 covers the bursts an operator makes, and bounds the
+   * push-pull payload to some 100 KiB. */
+  logCapacity?: number;
+  /** How long one is kept: 24 h, the retention of a ban (spec §1.1). */
+  logMaxAgeMs?: number;
 }
+
+const DEFAULT_LOG_CAPACITY = 1_000;
+const DEFAULT_LOG_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+const STATE_VERSION = 1;
 
 /** Channels of the HTTP path; the UDP transport serves them as `/v1/peer/<channel>` (spec §4.1). */
 export const INVALIDATION_CHANNELS = { purge: 'purge', ban: 'ban', refresh: 'refresh' } as const;
@@ -73,10 +86,51 @@ export class InvalidationDelivery {
   private readonly seen: SeenIds;
   private readonly httpTimeoutMs: number;
   private unsubscribe: (() => void) | undefined;
+  /** Recent invalidations, oldest first, for anti-entropy. */
+  private readonly log: { message: InvalidationMessage; atMs: number }[] = [];
 
   constructor(private readonly options: DeliveryOptions) {
     this.seen = new SeenIds(options.seenCapacity ?? DEFAULT_SEEN_CAPACITY);
     this.httpTimeoutMs = options.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
+  }
+
+  /** This node's recent invalidations, as push-pull state (the cluster library's delegate). */
+  state(): Uint8Array {
+    this.trimLog();
+    return new TextEncoder().encode(JSON.stringify({ v: STATE_VERSION, messages: this.log.map((item) => item.message) }));
+  }
+
+  /** A peer's recent invalidations: applies those this node has not seen. */
+  merge(state: Uint8Array): void {
+    let parsed: { v?: unknown; messages?: unknown };
+    try {
+      parsed = JSON.parse(new TextDecoder().decode(state)) as typeof parsed;
+    } catch {
+      return;
+    }
+    if (parsed.v !== STATE_VERSION || !Array.isArray(parsed.messages)) return;
+    for (const item of parsed.messages) {
+      let message: InvalidationMessage;
+      try {
+        message = decodeInvalidation(encodeInvalidation(item as InvalidationMessage));
+      } catch {
+        continue;
+      }
+      this.receive(message, 'gossip').catch((error: unknown) => this.options.onError?.(error));
+    }
+  }
+
+  private remember(message: InvalidationMessage): void {
+    this.log.push({ message, atMs: (this.options.now ?? Date.now)() });
+    this.trimLog();
+  }
+
+  private trimLog(): void {
+    const capacity = this.options.logCapacity ?? DEFAULT_LOG_CAPACITY;
+    const oldestMs = (this.options.now ?? Date.now)() - (this.options.logMaxAgeMs ?? DEFAULT_LOG_MAX_AGE_MS);
+    let drop = Math.max(0, this.log.length - capacity);
+    while (drop < this.log.length && this.log[drop]!.atMs < oldestMs) drop++;
+    if (drop > 0) this.log.splice(0, drop);
   }
 
   /** Registers the HTTP handlers and the gossip subscription. */
@@ -108,6 +162,7 @@ export class InvalidationDelivery {
    */
   async publish(message: InvalidationMessage): Promise<PublishReport> {
     this.seen.add(message.id);
+    this.remember(message);
     const { member, mode, counters } = this.options;
     const body = encodeInvalidation(message);
     if (mode === 'eventual') {
@@ -147,6 +202,7 @@ export class InvalidationDelivery {
 
   private async receive(message: InvalidationMessage, path: DeliveryPath): Promise<void> {
     if (!this.seen.add(message.id)) return;
+    this.remember(message);
     await this.options.apply(message, path);
   }
 }

@@ -63,11 +63,23 @@ function checkHopLimit(input: unknown, issues: ConfigIssue[]): void {
   });
 }
 
+/** The libp2p transport needs its key directory and allowlist, which only the operator can give. */
+function checkLibp2p(input: unknown, issues: ConfigIssue[]): void {
+  const cluster = field(input, 'cluster');
+  if (typeof cluster !== 'object' || cluster === null || Array.isArray(cluster)) return;
+  if (field(cluster, 'transport') !== 'libp2p' || field(cluster, 'libp2p') !== undefined) return;
+  issues.push({
+    path: 'cluster.libp2p',
+    message: 'expected { data_dir, allowed_peer_ids } (required when cluster.transport is libp2p), got nothing',
+  });
+}
+
 export function checkCrossFieldRules(input: unknown): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   checkUniqueNames('pools', 'pool', input, issues);
   checkUniqueNames('routes', 'route', input, issues);
   checkRoutePools(input, issues);
   checkHopLimit(input, issues);
+  checkLibp2p(input, issues);
   return issues;
 }

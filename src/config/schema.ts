@@ -165,6 +165,15 @@ const clusterSchema = object({
   ),
   /** No default: TLS needs certificates only the operator has. */
   tls: v.optional(clusterTlsSchema),
+  /** Required with `transport: libp2p` (docs/libp2p.md): where the node key lives, and who may connect. */
+  libp2p: v.optional(
+    object({
+      /** The node's libp2p key is kept here (mode 0600), so its peer id survives restarts. */
+      data_dir: nonEmptyString('a directory path', 'directory of the libp2p node key'),
+      /** Peers are served only when their peer id is listed (noise authenticates keys, not certificates). */
+      allowed_peer_ids: list(nonEmptyString('a libp2p peer id', 'allowed peer id'), 0, 'a list of peer ids', 'peer ids allowed to connect'),
+    }),
+  ),
   /**
    * Absent: gossip packets are sealed only when the operator supplies shared keys (a WARN says so).
    * Secret. Primary first; every key opens packets, so keys rotate without downtime (memberlist keyring).

@@ -15,6 +15,8 @@ export interface CacheCheckDeps {
   cache: TieredCache;
   isInvalidated: (entry: CacheEntry) => boolean;
   matchingBans: (entry: CacheEntry) => ActiveBan[];
+  /** The cluster member owning a key (strong mode), or null. */
+  ownerOf: (key: string) => string | null;
   now: () => number;
 }
 
@@ -65,6 +67,7 @@ export function createCacheCheck(deps: CacheCheckDeps): CacheCheckProvider {
       tags: selected ? [...selected.tags] : [],
       variants,
       matching_bans: [...bans.values()],
+      owner: deps.ownerOf(key),
     };
   };
 }

@@ -24,6 +24,8 @@ import { mountV1Routes } from '../admin/v1-routes.js';
 import { createInvalidator, type InvalidationEngine } from '../invalidation/create-invalidator.js';
 import { BackgroundRefresher, type RefreshRoute } from '../refresh/background-refresher.js';
 import { createCacheCheck } from './cache-check.js';
+import { mountClusterRoutes } from '../admin/cluster-routes.js';
+import { ClusterNode } from '../clustering/cluster-node.js';
 import { Readiness } from './readiness.js';
 import { InFlightRequests } from './in-flight.js';
 
@@ -44,6 +46,8 @@ export interface SvcNode {
   readonly readiness: Readiness;
   readonly cache: TieredCache;
   readonly invalidator: InvalidationEngine;
+  /** The cluster side of the node; undefined when it runs alone. */
+  readonly cluster: ClusterNode | undefined;
   /** Background refresh; undefined when no route has `refresh_before_expiry`. */
   readonly refresher: BackgroundRefresher | undefined;
   /** Every `METHOD path` the admin listener serves (for the OpenAPI coverage test). */
@@ -132,23 +136,40 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
   // restart that an invalidation would need to hide.
   const invalidator = createInvalidator({ cache, logger, now, dataDir: config.warm ? join(config.warm.path, 'invalidation') : undefined });
   await readiness.phase('log_replay', () => invalidator.start());
+
+  let dataUrl = '';
+  const cluster = config.cluster
+    ? await ClusterNode.create({
+        config: { ...config, cluster: config.cluster },
+        logger,
+        metrics,
+        readiness,
+        local: invalidator,
+        adminAddress: new URL(adminUrl).host,
+        dataPlaneUrl: () => dataUrl,
+        now,
+      })
+    : undefined;
+  mountClusterRoutes(router, () => cluster?.peers() ?? []);
   mountV1Routes(router, {
-    invalidator,
+    // In a cluster, the admin API's invalidations go to the other nodes too.
+    invalidator: cluster?.invalidator ?? invalidator,
     adminToken: adminToken.value,
     tokenConfigured: adminToken.source !== 'generated',
     config,
-    stats: () => ({
+    stats: (url) => ({
       tiers: {
         hot: { entries: hot.entryCount, bytes: hot.byteCount, max_bytes: config.hot_max_bytes },
         warm: warm && config.warm ? { entries: warm.entryCount, bytes: warm.byteCount, max_bytes: config.warm.max_bytes } : null,
       },
-      ring: null,
+      ring: cluster?.ringStats(url) ?? null,
     }),
     cacheCheck: createCacheCheck({
       cache,
       now,
       isInvalidated: (entry) => invalidator.isInvalidated(entry),
       matchingBans: (entry) => invalidator.matchingBans(entry),
+      ownerOf: (key) => cluster?.ownerOf(key) ?? null,
     }),
     pprofEnabled: config.admin.pprof_enabled,
   });
@@ -200,6 +221,7 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
     logger,
     isInvalidated: (entry) => invalidator.isInvalidated(entry),
     onServedFromCache: refresher?.onServedFromCache,
+    peerRoute: cluster?.peerFetcher ? (exchange, key, route) => cluster.peerFetcher!.route(exchange, key, route) : undefined,
   });
   const dataServer = createDataPlaneServer({
     routes,
@@ -213,8 +235,10 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
     isDraining: () => readiness.status() === 'draining' || readiness.status() === 'drained',
     smugglingRejected: metrics.smugglingRejected,
   });
-  const dataUrl = await listen(dataServer, config.listen);
+  dataUrl = await listen(dataServer, config.listen);
   readiness.set('data_listener_bound', true, `listening on ${dataUrl}`);
+  // Joined last: peers may send fetches as soon as they know this node, and the data plane answers them.
+  await cluster?.start();
   logger.info({ data: dataUrl, admin: adminUrl }, 'svc is serving');
 
   return {
@@ -226,9 +250,11 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
     cache,
     invalidator,
     refresher,
+    cluster,
     adminRoutes: () => router.routes(),
     drain,
     async stop() {
+      await cluster?.stop();
       await close(dataServer);
       await refresher?.stop();
       await invalidator.stop();

@@ -32,6 +32,11 @@ export interface CacheFlowDeps {
   logger: Logger;
   /** The lazy invalidation check (spec §1.1): true when a ban or purge newer than the entry hides it. */
   isInvalidated?: (entry: CacheEntry) => boolean;
+  /**
+   * Strong mode: answers a request from the owner of its key when another node owns it, returning
+   * the promise of that answer; undefined when this node answers (spec §1.4 peer fetch).
+   */
+  peerRoute?: (exchange: Exchange, key: string, route: CachingRoute) => Promise<unknown> | undefined;
   /** Told of every request that found an entry stored and may be answered from it (background refresh). */
   onServedFromCache?: (entry: CacheEntry, request: OriginRequest, route: CachingRoute) => void;
 }
@@ -84,6 +89,8 @@ export class CacheFlow {
       directives: requestDirectives(requestHeaders),
       route,
     };
+    const viaPeer = this.deps.peerRoute?.(exchange, lookup.key, route);
+    if (viaPeer) return viaPeer;
     const hit = this.lookup(lookup);
     if (!hit) {
       if (lookup.directives.onlyIfCached) {

@@ -13,13 +13,18 @@ export interface PassThroughResult {
   headers: Record<string, string | string[] | undefined>;
 }
 
-/** Forwards the request as it came (body included) and relays the answer; undefined when it failed. */
+/**
+ * Forwards the request as it came (body included) and relays the answer; undefined when it failed.
+ * `cacheResult` says why the cache was not used: BYPASS, or MISS for a clustered node whose key's
+ * owner could not answer (it fetched from the origin and, not owning the key, keeps no copy).
+ */
 export async function passThrough(
   pool: UpstreamPool,
   exchange: Exchange,
   request: IncomingMessage,
+  cacheResult: 'BYPASS' | 'MISS' = 'BYPASS',
 ): Promise<PassThroughResult | undefined> {
-  exchange.served('BYPASS', 'origin');
+  exchange.served(cacheResult, 'origin');
   const hasBody = request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined;
   try {
     const answer = await pool.request({
@@ -29,7 +34,7 @@ export async function passThrough(
       body: hasBody ? request : undefined,
     });
     const fields = withVia(responseFieldsFromOrigin(answer.headers));
-    fields.push('x-cache', 'BYPASS');
+    fields.push('x-cache', cacheResult);
     exchange.response.writeHead(answer.statusCode, fields);
     if (request.method === 'HEAD' || answer.statusCode === 204 || answer.statusCode === 304) {
       answer.body.resume();

@@ -125,6 +125,8 @@ describe('docs/openapi.yaml', () => {
       { operation: 'POST /v1/ban', status: 400, body: { path_regex: '[' } },
       { operation: 'GET /v1/auth/check', status: 200 },
       { operation: 'GET /v1/stats', status: 200 },
+      { operation: 'GET /v1/stats', status: 200, path: `/v1/stats?url=${encodeURIComponent(url)}` },
+      { operation: 'GET /v1/stats', status: 400, path: '/v1/stats?url=nope' },
       { operation: 'GET /v1/config', status: 200 },
       { operation: 'GET /v1/debug/cachecheck', status: 200, path: `/v1/debug/cachecheck?url=${encodeURIComponent(url)}` },
       { operation: 'GET /v1/debug/cachecheck', status: 200, path: `/v1/debug/cachecheck?url=${encodeURIComponent(`${url}/missing`)}` },
@@ -182,7 +184,7 @@ describe('docs/openapi.yaml', () => {
     const schema = document.components.schemas.StatsResponse;
     assert.notDeepEqual(validator.errors(schema, { tiers: { hot: { entries: -1 } } }), []);
     const peer = document.components.schemas.Peer;
-    const good = { name: 'a', cluster_address: 'h:1', admin_address: 'h:2', state: 'alive', incarnation: 0, mode: 'eventual', version: '0.4.0', ring_share: null };
+    const good = { name: 'a', cluster_address: 'h:1', admin_address: 'h:2', state: 'alive', incarnation: 0, mode: 'eventual', version: '0.4.0', ring_share: null, mode_drift: false };
     assert.deepEqual(validator.errors(peer, good), []);
     assert.notDeepEqual(validator.errors(peer, { ...good, ring_share: 'x' }), []);
     assert.notDeepEqual(validator.errors(peer, { ...good, state: 'gone' }), []);

@@ -106,3 +106,34 @@ describe('invalidation delivery', () => {
     assert.deepEqual(h.counted.http, [], 'eventual mode never uses the HTTP path');
   });
 });
+
+describe('invalidation anti-entropy', () => {
+  test('a node that missed invalidations applies them from the push-pull state of a peer, once, within the log bounds', async () => {
+    const h = await harness('eventual', 3, 21);
+    let nowMs = 1_000_000;
+    const applied: string[] = [];
+    const quiet = {
+      member: h.cluster.member(2),
+      mode: 'eventual' as const,
+      keyOf: (url: string) => url,
+      counters: { http: () => undefined, gossip: () => undefined, failure: () => undefined },
+      newId: () => 'unused',
+      now: () => nowMs,
+      logCapacity: 2,
+      logMaxAgeMs: 60_000,
+    };
+    const sender = new InvalidationDelivery({ ...quiet, apply: () => undefined });
+    const receiver = new InvalidationDelivery({ ...quiet, apply: (message) => void applied.push(message.id) });
+    await sender.publish({ id: 'old', type: 'purge', url: 'http://a.example/old' });
+    nowMs += 61_000; // 'old' is now past the log's age bound
+    await sender.publish({ id: 'p1', type: 'purge', url: 'http://a.example/1' });
+    await sender.publish({ id: 'p2', type: 'ban', surrogate_key: 'x' });
+    await sender.publish({ id: 'p3', type: 'refresh', url: 'http://a.example/3' }); // capacity 2: p1 drops
+    receiver.merge(sender.state());
+    receiver.merge(sender.state());
+    await h.cluster.clock.runFor(1);
+    assert.deepEqual(applied, ['p2', 'p3'], 'the bounded log carries the newest, and each applies once');
+    receiver.merge(new TextEncoder().encode('not json'));
+    assert.deepEqual(applied, ['p2', 'p3'], 'a malformed state changes nothing');
+  });
+});

@@ -124,6 +124,7 @@ describe('a file setting every key', () => {
     assert.equal(config.routes[1]?.name, '');
     assert.equal(config.routes[1]?.cache.enabled, false);
     assert.equal(config.cluster?.transport, 'libp2p');
+    assert.equal(config.cluster?.libp2p?.data_dir, '/var/lib/svc/libp2p');
     assert.deepEqual(config.cluster?.tls, { cert: '/etc/svc/node.crt', key: '/etc/svc/node.key', ca: '/etc/svc/ca.crt' });
     assert.equal(config.tracing.sampling_rate, 0.25);
     assert.equal(config.cdn?.timeout, 10_000);
@@ -476,4 +477,11 @@ test('the example in docs/configuration.md is a valid configuration', async () =
   assert.ok(example !== undefined, 'docs/configuration.md has a ```yaml example');
   const config = parseConfigText(example, 'docs/configuration.md');
   assert.ok(config.routes.length > 0);
+});
+
+test('cluster.transport libp2p requires the cluster.libp2p block', () => {
+  const config = { ...minimal(), hop_limit: 1, cluster: { transport: 'libp2p' } };
+  assert.deepEqual(linesOf(() => parseConfig(config)), [
+    'cluster.libp2p: expected { data_dir, allowed_peer_ids } (required when cluster.transport is libp2p), got nothing',
+  ]);
 });

@@ -1,0 +1,304 @@
+// strong-vs-eventual: the invalidation delivery svc runs (src/clustering/invalidation-delivery.ts, the
+// same class, not a model of it) on two simulated clusters of the same size and seed, one per cluster
+// mode (spec §1.4). Links lose 2% of packets and one node crashes while the purges go out. For each
+// purge, issued at a random live node, it measures when every live node applied it: that time is also
+// the window in which some node may still serve the purged object (a stale read). In strong mode it
+// also counts the peers the HTTP fan-out missed (the crashed one) while gossip covered the others.
+// Checks: strong p99 < 1 s and eventual p99 <= 5 s (spec §1.4), and eventual p99 < 1 s up to 100
+// nodes (issue 7 target).
+
+import { createRandom, scaledPushPullIntervalMs, type Random } from '../../cluster/index.js';
+import { InvalidationDelivery, type ClusterMode, type PublishReport } from '../../src/clustering/invalidation-delivery.js';
+import type { Chart, Check, Figure, Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.js';
+import { SimCluster } from '../sim-cluster.js';
+import { percentile } from '../stats.js';
+import { bootstrapCheck, bootstrapConverged, check, ms, shareSeries } from './measure.js';
+
+const MODES: readonly ClusterMode[] = ['strong', 'eventual'];
+/** Purges per mode: enough for a p99 over purges (with 20, the p99 is the slowest purge). */
+export const PURGES = 20;
+/** Purges are spread in time: gaps uniform in [MIN, MIN + SPREAD), so they do not align with gossip ticks. */
+const PURGE_GAP_MIN_MS = 500;
+const PURGE_GAP_SPREAD_MS = 1000;
+/** Packet loss on every link once the cluster has converged (requests, like TCP, are not lost). */
+export const LOSS = 0.02;
+/** The node crashes just before this purge goes out, so the next fan-outs still target it. */
+const CRASH_BEFORE_PURGE = 5;
+/**
+ * How long after the last purge the scenario waits for stragglers: two push-pull intervals, as a
+ * purge every gossip round missed only arrives with anti-entropy (each node starts one exchange per
+ * interval, and the straggler takes part in about two per interval).
+ */
+function drainBudgetMs(cluster: SimCluster): number {
+  return 2 * scaledPushPullIntervalMs(cluster.config.pushPullIntervalMs, cluster.size);
+}
+const DRAIN_STEP_MS = 100;
+/** Spec §1.4: a strong purge reaches all nodes in under 1 s; eventual converges in 1–5 s. */
+export const STRONG_BOUND_MS = 1000;
+export const EVENTUAL_BOUND_MS = 5000;
+/** Issue 7 item 8: an eventual purge reaches every node p99 under 1 s at 100 nodes. */
+export const EVENTUAL_TARGET_MS = 1000;
+export const EVENTUAL_TARGET_MAX_NODES = 100;
+
+/** What both modes share, drawn once from the seed so the two runs differ only by their mode. */
+interface Plan {
+  victim: number;
+  survivors: number[];
+  origins: number[];
+  gapsMs: number[];
+}
+
+function drawPlan(n: number, random: Random): Plan {
+  const victim = 1 + random.int(n - 1);
+  const survivors = [...Array(n).keys()].filter((i) => i !== victim);
+  const origins: number[] = [];
+  const gapsMs: number[] = [];
+  for (let p = 0; p < PURGES; p++) {
+    origins.push(survivors[random.int(survivors.length)]!);
+    gapsMs.push(PURGE_GAP_MIN_MS + random.next() * PURGE_GAP_SPREAD_MS);
+  }
+  return { victim, survivors, origins, gapsMs };
+}
+
+interface ModeRun {
+  mode: ClusterMode;
+  convergedMs: number | null;
+  /** Per purge: the virtual time it was issued (absent when the bootstrap failed). */
+  issuedAt: number[];
+  /** Per purge and live node other than its origin: time from issue to apply (null: never applied). */
+  deliveries: (number | null)[][];
+  /** Per purge: time until every live node had applied it (null: some never did). */
+  reachAllMs: (number | null)[];
+  /** Live deliveries that arrived by gossip first. */
+  byGossip: number;
+  /** Gossip copies live nodes got through push-pull anti-entropy after gossip rounds missed them. */
+  recovered: number;
+  /** Apply calls beyond the first for one purge on one node: dual-path deliveries applied twice. */
+  duplicates: number;
+  reports: (PublishReport | undefined)[];
+  /** Purges whose fan-out targeted the crashed node (its origin still counted it live). */
+  fanOutsToCrashed: number;
+  failuresCounted: number;
+  errors: string[];
+  simulatedMs: number;
+  events: number;
+}
+
+async function runMode(mode: ClusterMode, n: number, seed: number, plan: Plan): Promise<ModeRun> {
+  const random = createRandom(seed);
+  const cluster = new SimCluster({ nodes: n, random });
+  const appliedAt: (number | null)[][] = Array.from({ length: PURGES }, () => new Array<number | null>(n).fill(null));
+  const applies: number[][] = Array.from({ length: PURGES }, () => new Array<number>(n).fill(0));
+  const gossipFirst: boolean[][] = Array.from({ length: PURGES }, () => new Array<boolean>(n).fill(false));
+  const deliveries: InvalidationDelivery[] = [];
+  const errors: string[] = [];
+  let failuresCounted = 0;
+  let nextPurge = 0;
+  const newId = () => `purge-${nextPurge++}`;
+  cluster.onMember((index, member) => {
+    const delivery = new InvalidationDelivery({
+      member,
+      mode,
+      apply: (message, path) => {
+        const p = Number(message.id.slice('purge-'.length));
+        const row = appliedAt[p];
+        if (row === undefined) return;
+        applies[p]![index]!++;
+        if (row[index] === null) {
+          row[index] = cluster.clock.now();
+          gossipFirst[p]![index] = path === 'gossip';
+        }
+      },
+      keyOf: (url) => url,
+      counters: { http: () => {}, gossip: () => {}, failure: () => failuresCounted++ },
+      newId,
+      onError: (error) => errors.push(String(error)),
+    });
+    delivery.start();
+    deliveries[index] = delivery;
+  });
+
+  const convergedMs = await bootstrapConverged(cluster, random.fork('bootstrap'));
+  const issuedAt: number[] = [];
+  const reports: (PublishReport | undefined)[] = new Array<PublishReport | undefined>(PURGES).fill(undefined);
+  let fanOutsToCrashed = 0;
+  let drained = false;
+  if (convergedMs !== null) {
+    cluster.network.setDefaultLink({ lossProbability: LOSS });
+    const victimName = cluster.names[plan.victim]!;
+    for (let p = 0; p < PURGES; p++) {
+      if (p === CRASH_BEFORE_PURGE) cluster.crash(plan.victim);
+      const origin = plan.origins[p]!;
+      const member = cluster.member(origin);
+      // The fan-out asks the peers the origin counts live at this instant.
+      if (mode === 'strong' && !cluster.isUp(plan.victim) && member.peers().some((peer) => peer.name === victimName)) {
+        fanOutsToCrashed++;
+      }
+      const message = { id: newId(), type: 'purge' as const, url: `http://origin.example/object-${p}` };
+      issuedAt.push(cluster.clock.now());
+      // svc applies a purge locally before it publishes it.
+      appliedAt[p]![origin] = cluster.clock.now();
+      applies[p]![origin]!++;
+      deliveries[origin]!.publish(message).then(
+        (report) => (reports[p] = report),
+        (error: unknown) => errors.push(String(error)),
+      );
+      await cluster.clock.runFor(plan.gapsMs[p]!);
+    }
+    const allApplied = () => plan.survivors.every((i) => appliedAt.every((row) => row[i] !== null));
+    const allReported = () => reports.every((report) => report !== undefined);
+    drained = (await cluster.waitFor(() => allApplied() && allReported(), DRAIN_STEP_MS, drainBudgetMs(cluster))) !== null;
+  }
+
+  const deliveriesMs: (number | null)[][] = [];
+  const reachAllMs: (number | null)[] = [];
+  let byGossip = 0;
+  let duplicates = 0;
+  issuedAt.forEach((issued, p) => {
+    const others = plan.survivors.filter((i) => i !== plan.origins[p]);
+    const times = others.map((i) => (appliedAt[p]![i] == null ? null : appliedAt[p]![i]! - issued));
+    deliveriesMs.push(times);
+    reachAllMs.push(times.includes(null) ? null : Math.max(0, ...(times as number[])));
+    byGossip += others.filter((i) => gossipFirst[p]![i]).length;
+    duplicates += plan.survivors.reduce((sum, i) => sum + Math.max(0, applies[p]![i]! - 1), 0);
+  });
+  const recovered = plan.survivors.reduce((sum, i) => sum + cluster.member(i).counters().userBroadcastsRecovered, 0);
+  if (convergedMs !== null && !drained) errors.push(`not every purge reached every live node within ${drainBudgetMs(cluster)} ms of the last`);
+  return {
+    mode,
+    convergedMs,
+    issuedAt,
+    deliveries: deliveriesMs,
+    reachAllMs,
+    byGossip,
+    recovered,
+    duplicates,
+    reports,
+    fanOutsToCrashed,
+    failuresCounted,
+    errors,
+    simulatedMs: cluster.clock.now(),
+    events: cluster.clock.stats().firedEvents,
+  };
+}
+
+const reachedOnly = (values: readonly (number | null)[]): number[] => values.filter((value): value is number => value !== null);
+const maxOf = (values: readonly number[]): number | null => (values.length === 0 ? null : Math.max(...values));
+
+/** A percentile where never (null) ranks above every time, and is the answer when it is reached. */
+function percentileOrNever(values: readonly (number | null)[], p: number): number | null {
+  const value = percentile(values.map((time) => time ?? Number.POSITIVE_INFINITY), p);
+  return value === null || value === Number.POSITIVE_INFINITY ? null : value;
+}
+
+function modeFigures(run: ModeRun): Figure[] {
+  const reach = run.reachAllMs;
+  const perNode = run.deliveries.flat();
+  const missing = perNode.length - reachedOnly(perNode).length;
+  const m = run.mode;
+  const figures: Figure[] = [
+    { name: `${m}: purges issued`, value: run.issuedAt.length, unit: '' },
+    { name: `${m}: reach every live node = stale-read window p50`, value: percentileOrNever(reach, 50), unit: 'ms' },
+    { name: `${m}: reach every live node = stale-read window p99`, value: percentileOrNever(reach, 99), unit: 'ms' },
+    { name: `${m}: reach every live node = stale-read window max`, value: percentileOrNever(reach, 100), unit: 'ms' },
+    { name: `${m}: per-node delivery p50`, value: percentileOrNever(perNode, 50), unit: 'ms' },
+    { name: `${m}: per-node delivery p99`, value: percentileOrNever(perNode, 99), unit: 'ms' },
+    { name: `${m}: per-node delivery max`, value: percentileOrNever(perNode, 100), unit: 'ms' },
+    { name: `${m}: live deliveries missing`, value: missing, unit: '' },
+    { name: `${m}: live deliveries that came by gossip first`, value: run.byGossip, unit: '' },
+    { name: `${m}: gossip copies recovered by push-pull anti-entropy`, value: run.recovered, unit: '' },
+  ];
+  if (m === 'strong') {
+    const reports = run.reports.filter((report): report is PublishReport => report !== undefined);
+    const missed = reports.reduce((sum, report) => sum + report.missed, 0);
+    figures.push(
+      { name: 'strong: fan-out peers reached', value: reports.reduce((sum, report) => sum + report.reached, 0), unit: '' },
+      { name: 'strong: fan-out peers missed', value: missed, unit: '' },
+      { name: 'strong: fan-out misses of the crashed node', value: run.fanOutsToCrashed, unit: '' },
+      { name: 'strong: fan-out misses of live nodes', value: missed - run.fanOutsToCrashed, unit: '' },
+    );
+  }
+  return figures;
+}
+
+function modeChecks(run: ModeRun, n: number): Check[] {
+  const m = run.mode;
+  const p99 = percentileOrNever(run.reachAllMs, 99);
+  const everyone = run.issuedAt.length === PURGES && !run.reachAllMs.includes(null);
+  const checks = [
+    bootstrapCheck(run.convergedMs, n, `${m}: `),
+    check(`${m}: every purge reaches every live node`, everyone && run.errors.length === 0, run.errors.slice(0, 3).join('; ') || 'all applied'),
+    check(`${m}: each node applies each purge once`, run.duplicates === 0, `${run.duplicates} repeated applies`),
+  ];
+  if (m === 'strong') {
+    const missed = run.reports.reduce((sum, report) => sum + (report?.missed ?? 0), 0);
+    checks.push(
+      check(`strong: reach every live node p99 < ${STRONG_BOUND_MS / 1000} s (spec §1.4)`, p99 !== null && p99 < STRONG_BOUND_MS, `p99 ${ms(p99)}`),
+      check(
+        'strong: the fan-out missed the crashed node, each miss counted as a broadcast failure',
+        run.fanOutsToCrashed > 0 && missed >= run.fanOutsToCrashed && run.failuresCounted === missed,
+        `${run.fanOutsToCrashed} fan-outs to the crashed node, ${missed} misses reported, ${run.failuresCounted} failures counted`,
+      ),
+    );
+  } else {
+    checks.push(
+      check(`eventual: reach every live node p99 <= ${EVENTUAL_BOUND_MS / 1000} s (spec §1.4: 1–5 s)`, p99 !== null && p99 <= EVENTUAL_BOUND_MS, `p99 ${ms(p99)}`),
+    );
+    if (n <= EVENTUAL_TARGET_MAX_NODES) {
+      checks.push(
+        check(
+          `eventual: reach every live node p99 < ${EVENTUAL_TARGET_MS / 1000} s up to ${EVENTUAL_TARGET_MAX_NODES} nodes (issue 7 target)`,
+          p99 !== null && p99 < EVENTUAL_TARGET_MS,
+          `p99 ${ms(p99)}`,
+        ),
+      );
+    }
+  }
+  return checks;
+}
+
+async function run(options: ScenarioOptions): Promise<ScenarioResult> {
+  const n = options.nodes;
+  // One node crashes, one issues the purge, and at least one more must receive it.
+  const sizeCheck = check('at least 3 nodes (one crashes, one purges, one receives)', n >= 3, `${n} nodes`);
+  if (n < 3) {
+    return { scenario: 'strong-vs-eventual', options, figures: [], checks: [sizeCheck], chart: chartOf(n, []), simulatedMs: 0, events: 0 };
+  }
+  const plan = drawPlan(n, createRandom(options.seed).fork('plan'));
+  const runs: ModeRun[] = [];
+  for (const mode of MODES) runs.push(await runMode(mode, n, options.seed, plan));
+  const endMs = maxOf(runs.flatMap((r) => reachedOnly(r.deliveries.flat()))) ?? 0;
+  const series = runs.map((r) => shareSeries(r.mode, r.deliveries.flat(), r.deliveries.flat().length, endMs));
+  return {
+    scenario: 'strong-vs-eventual',
+    options,
+    figures: [
+      { name: 'packet loss', value: LOSS, unit: '' },
+      { name: 'crashed node (index)', value: plan.victim, unit: '' },
+      { name: 'crashed before purge', value: CRASH_BEFORE_PURGE + 1, unit: '' },
+      ...runs.flatMap(modeFigures),
+    ],
+    checks: [sizeCheck, ...runs.flatMap((r) => modeChecks(r, n))],
+    chart: chartOf(n, series),
+    simulatedMs: runs.reduce((sum, r) => sum + r.simulatedMs, 0),
+    events: runs.reduce((sum, r) => sum + r.events, 0),
+  };
+}
+
+/** Every purge's deliveries to the other live nodes, pooled: the share applied by each time since issue. */
+function chartOf(n: number, series: Series[]): Chart {
+  return {
+    title: `purges among ${n} nodes, ${LOSS * 100}% loss, one node crashed`,
+    xLabel: 'time since the purge was issued (s)',
+    yLabel: 'share of live nodes that applied it (all purges)',
+    yMax: 1,
+    series,
+  };
+}
+
+export const strongVsEventualScenario: Scenario = {
+  name: 'strong-vs-eventual',
+  description: 'svc invalidation delivery, strong vs eventual, 2% loss + a crash: purge reach time and stale-read window',
+  defaultNodes: 50,
+  run,
+};

@@ -1,0 +1,70 @@
+// The cluster metrics of spec §6.5, registered on the node's registry when it runs in a cluster.
+// Peer-fetch metrics exist in both modes; in eventual mode they stay zero (spec §1.4).
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { DeliveryCounters, ClusterMode } from './invalidation-delivery.js';
+import type { PeerFetchCounters } from './peer-fetcher.js';
+
+export interface ClusterMetrics {
+  delivery: DeliveryCounters;
+  peerFetch: PeerFetchCounters;
+}
+
+export function registerClusterMetrics(registry: Registry, mode: ClusterMode, gossipDrops: () => number): ClusterMetrics {
+  const registers = [registry];
+  new Gauge({ name: 'svc_cluster_mode_info', help: 'The cluster.mode this node runs (value always 1).', labelNames: ['mode'], registers }).set(
+    { mode },
+    1,
+  );
+  const peerHits = new Counter({ name: 'svc_peer_fetch_hits_total', help: 'Peer fetches the owner answered from its cache.', registers });
+  const peerMisses = new Counter({
+    name: 'svc_peer_fetch_misses_total',
+    help: 'Peer fetches the owner answered from the origin, or could not answer.',
+    registers,
+  });
+  const hopLimitHits = new Counter({
+    name: 'svc_peer_fetch_hop_limit_hits_total',
+    help: 'Peer fetches that reached hop_limit on a node not owning their key.',
+    registers,
+  });
+  const peerDuration = new Histogram({
+    name: 'svc_peer_fetch_duration_seconds',
+    help: 'Time of one peer fetch, answered or not.',
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers,
+  });
+  const http = new Counter({
+    name: 'svc_cluster_invalidations_http_total',
+    help: 'Invalidations sent by HTTP (fan-out to all peers, or POST to the owner).',
+    labelNames: ['type'],
+    registers,
+  });
+  const gossip = new Counter({ name: 'svc_cluster_invalidations_gossip_total', help: 'Invalidations sent by gossip.', labelNames: ['type'], registers });
+  const failures = new Counter({
+    name: 'svc_cluster_broadcast_failures_total',
+    help: 'Peers the HTTP path of an invalidation did not reach (gossip still carries it).',
+    labelNames: ['type', 'reason'],
+    registers,
+  });
+  new Counter({
+    name: 'svc_cluster_gossip_drops_total',
+    help: 'Gossip messages dropped because a queue was full.',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(gossipDrops());
+    },
+  });
+  return {
+    delivery: {
+      http: (type) => http.inc({ type }),
+      gossip: (type) => gossip.inc({ type }),
+      failure: (type, reason) => failures.inc({ type, reason }),
+    },
+    peerFetch: {
+      hit: () => peerHits.inc(),
+      miss: () => peerMisses.inc(),
+      hopLimit: () => hopLimitHits.inc(),
+      duration: (seconds) => peerDuration.observe(seconds),
+    },
+  };
+}

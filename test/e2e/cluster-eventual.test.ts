@@ -1,0 +1,105 @@
+// Issue 7, eventual mode and mode drift, with real `svc serve` processes on 127.0.0.1.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
+import { startSvcCluster, CLUSTER_TOKEN, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
+import { fetchRaw, header } from '../support/http.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+const SITE = { host: 'shop.example' };
+
+function originHits(origin: TestOrigin, path: string): number {
+  return origin.requests.filter((r) => r.url === path).length;
+}
+
+async function runCli(args: string[]): Promise<{ code: number; stdout: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number];
+  return { code, stdout };
+}
+
+describe('eventual mode cluster', () => {
+  let origin: TestOrigin;
+  let cluster: SvcCluster;
+
+  before(async () => {
+    let version = 0;
+    origin = await startTestOrigin((request) => ({ headers: { 'cache-control': 'max-age=600' }, body: `${request.url} v${++version}` }));
+    cluster = await startSvcCluster({ names: ['a', 'b', 'c'], mode: 'eventual', originUrl: origin.url });
+  });
+  after(async () => {
+    await cluster.close();
+    await origin.close();
+  });
+
+  test('no peer fetch: each node fills from the origin on its own', async () => {
+    for (const node of cluster.nodes) {
+      assert.equal(header(await fetchRaw(`${node.dataUrl}/own`, { headers: SITE }), 'x-cache'), 'MISS');
+      assert.equal(header(await fetchRaw(`${node.dataUrl}/own`, { headers: SITE }), 'x-cache'), 'HIT');
+    }
+    assert.equal(originHits(origin, '/own'), 3);
+    const metrics = (await fetchRaw(`${cluster.nodes[0]!.adminUrl}/metrics`)).body;
+    assert.match(metrics, /^svc_peer_fetch_hits_total 0$/m);
+    assert.match(metrics, /^svc_cluster_mode_info\{mode="eventual"\} 1$/m);
+  });
+
+  test('a purge reaches every node by gossip within 5 s', async () => {
+    const [a, b, c] = cluster.nodes as [ClusterNodeProcess, ClusterNodeProcess, ClusterNodeProcess];
+    for (const node of [a, b, c]) await fetchRaw(`${node.dataUrl}/gossiped`, { headers: SITE });
+    const started = Date.now();
+    const purge = await fetchRaw(`${a.adminUrl}/v1/purge`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CLUSTER_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'http://shop.example/gossiped' }),
+    });
+    assert.equal(purge.status, 200);
+    for (const node of [b, c]) {
+      let purged = false;
+      while (!purged && Date.now() - started < 5_000) {
+        const check = await fetchRaw(`${node.adminUrl}/v1/debug/cachecheck?url=${encodeURIComponent('http://shop.example/gossiped')}`, {
+          headers: { authorization: `Bearer ${CLUSTER_TOKEN}` },
+        });
+        purged = (JSON.parse(check.body) as { hit: boolean }).hit === false;
+        if (!purged) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.ok(purged, `${node.name} dropped the purged object within 5 s`);
+    }
+    const metrics = (await fetchRaw(`${a.adminUrl}/metrics`)).body;
+    assert.match(metrics, /^svc_cluster_invalidations_gossip_total\{type="purge"\} [1-9]/m);
+    assert.doesNotMatch(metrics, /^svc_cluster_invalidations_http_total\{type="purge"\} [1-9]/m);
+  });
+
+  test('the CLI lists the peers as a table and as JSON', async () => {
+    const server = new URL(cluster.nodes[0]!.adminUrl).host;
+    const table = await runCli(['cluster', 'peers', '--server', server]);
+    assert.equal(table.code, 0);
+    assert.match(table.stdout, /^NAME\s+STATE\s+CLUSTER ADDRESS/m);
+    for (const name of ['a', 'b', 'c']) assert.match(table.stdout, new RegExp(`^${name}\\s+alive\\s+127\\.0\\.0\\.1:\\d+`, 'm'));
+    const json = await runCli(['cluster', 'peers', '--server', server, '--output', 'json']);
+    assert.equal(json.code, 0);
+    assert.deepEqual((JSON.parse(json.stdout) as { name: string }[]).map((p) => p.name).sort(), ['a', 'b', 'c']);
+  });
+
+  test('a member running another mode is a drift: logged, readiness condition false, flagged in peers', async () => {
+    const d = await cluster.add('d', 'strong');
+    const a = cluster.nodes[0]!;
+    let condition: { ready: boolean; reason: string } | undefined;
+    for (let i = 0; i < 100 && !(condition && !condition.ready); i++) {
+      const detail = JSON.parse((await fetchRaw(`${a.adminUrl}/readyz?detail=1`)).body) as { conditions: { name: string; ready: boolean; reason: string }[] };
+      condition = detail.conditions.find((c) => c.name === 'cluster_mode_consistent');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(condition?.ready, false);
+    assert.match(condition!.reason, /\bd\b/);
+    assert.equal((await fetchRaw(`${a.adminUrl}/readyz`)).status, 503);
+    const peers = JSON.parse((await fetchRaw(`${a.adminUrl}/v1/cluster/peers`)).body) as { name: string; mode: string; mode_drift: boolean }[];
+    assert.deepEqual(peers.find((p) => p.name === 'd'), { ...peers.find((p) => p.name === 'd'), mode: 'strong', mode_drift: true });
+    assert.match(a.stdout, /cluster mode drift: member d does not run eventual/);
+    assert.match(d.stdout, /cluster mode drift: member a does not run strong/, 'the newcomer sees the drift too');
+  });
+});

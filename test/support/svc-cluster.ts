@@ -1,0 +1,150 @@
+// Real svc clusters for tests: each node is its own `svc serve` process on 127.0.0.1, with its own
+// ports, warm tier and config file, started, SIGKILLed and restarted as an operator would.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from './free-port.js';
+import { fetchRaw } from './http.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+export const CLUSTER_TOKEN = 'cluster-test-token-0123456789';
+
+export interface ClusterNodeProcess {
+  name: string;
+  dataUrl: string;
+  adminUrl: string;
+  clusterAddress: string;
+  child: ChildProcess | undefined;
+  stdout: string;
+}
+
+export interface SvcCluster {
+  nodes: ClusterNodeProcess[];
+  node(name: string): ClusterNodeProcess;
+  /** SIGKILL: no leave, no flush, as a crash. */
+  kill(name: string): Promise<void>;
+  /** Starts a stopped node again with the same config, ports and warm tier. */
+  restart(name: string): Promise<void>;
+  /** Adds a node (e.g. in another mode) that joins the others. */
+  add(name: string, mode: 'strong' | 'eventual'): Promise<ClusterNodeProcess>;
+  close(): Promise<void>;
+}
+
+interface NodeSpec {
+  process: ClusterNodeProcess;
+  configPath: string;
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export async function startSvcCluster(options: { names: string[]; mode: 'strong' | 'eventual'; originUrl: string }): Promise<SvcCluster> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-cluster-'));
+  const specs = new Map<string, NodeSpec>();
+  const clusterAddresses: string[] = [];
+
+  const describe = async (name: string): Promise<NodeSpec> => {
+    const [data, admin, gossip] = [await freePort(), await freePort(), await freePort()];
+    const clusterAddress = `127.0.0.1:${gossip}`;
+    clusterAddresses.push(clusterAddress);
+    return {
+      configPath: join(dir, `${name}.yaml`),
+      process: { name, dataUrl: `http://127.0.0.1:${data}`, adminUrl: `http://127.0.0.1:${admin}`, clusterAddress, child: undefined, stdout: '' },
+    };
+  };
+
+  const writeConfig = async (spec: NodeSpec, mode: 'strong' | 'eventual'): Promise<void> => {
+    const { process: node } = spec;
+    await writeFile(
+      spec.configPath,
+      [
+        `listen: ${new URL(node.dataUrl).host}`,
+        `admin: { listen: "${new URL(node.adminUrl).host}" }`,
+        'hop_limit: 2',
+        `warm: { path: ${JSON.stringify(join(dir, node.name, 'warm'))}, max_bytes: 50000000 }`,
+        `pools: [{ name: origin, upstreams: ["${options.originUrl}"], connect_timeout: 1s, response_timeout: 5s }]`,
+        'routes: [{ name: all, pool: origin }]',
+        `cluster: { mode: ${mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", join: [${clusterAddresses.map((a) => `"${a}"`).join(', ')}] }`,
+      ].join('\n'),
+    );
+  };
+
+  const launch = async (spec: NodeSpec): Promise<void> => {
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', spec.configPath], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, SVC_ADMIN_TOKEN: CLUSTER_TOKEN },
+    });
+    spec.process.child = child;
+    child.stdout!.on('data', (chunk: Buffer) => (spec.process.stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (spec.process.stdout += chunk.toString()));
+  };
+
+  const ready = (node: ClusterNodeProcess): Promise<void> =>
+    waitFor(async () => (await fetchRaw(`${node.adminUrl}/readyz`)).status === 200, 20_000, `${node.name} ready`);
+
+  for (const name of options.names) specs.set(name, await describe(name));
+  for (const spec of specs.values()) await writeConfig(spec, options.mode);
+  for (const spec of specs.values()) await launch(spec);
+  const nodes = [...specs.values()].map((spec) => spec.process);
+  await Promise.all(nodes.map(ready));
+  // Every node sees every other alive: membership has converged.
+  await waitFor(
+    async () => {
+      for (const node of nodes) {
+        const peers = JSON.parse((await fetchRaw(`${node.adminUrl}/v1/cluster/peers`)).body) as { state: string }[];
+        if (peers.filter((p) => p.state === 'alive').length !== nodes.length) return false;
+      }
+      return true;
+    },
+    20_000,
+    'membership to converge',
+  );
+
+  const spec = (name: string): NodeSpec => {
+    const found = specs.get(name);
+    if (!found) throw new Error(`no node ${name}`);
+    return found;
+  };
+  const stopChild = async (node: ClusterNodeProcess, signal: NodeJS.Signals): Promise<void> => {
+    const child = node.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill(signal);
+    await exited;
+  };
+  return {
+    nodes,
+    node: (name) => spec(name).process,
+    kill: (name) => stopChild(spec(name).process, 'SIGKILL'),
+    async restart(name) {
+      await launch(spec(name));
+      await ready(spec(name).process);
+    },
+    async add(name, mode) {
+      const added = await describe(name);
+      specs.set(name, added);
+      await writeConfig(added, mode);
+      await launch(added);
+      nodes.push(added.process);
+      await waitFor(async () => (await fetchRaw(`${added.process.adminUrl}/healthz`)).status === 200, 20_000, `${name} up`);
+      return added.process;
+    },
+    async close() {
+      await Promise.all(nodes.map((node) => stopChild(node, 'SIGTERM')));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
