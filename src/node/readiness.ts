@@ -71,6 +71,11 @@ export class Readiness {
     return [...this.conditions.values()];
   }
 
+  /** Whether a drain began: read on every request, so it reads one field. */
+  isDraining(): boolean {
+    return this.drainState !== 'serving';
+  }
+
   markDraining(): void {
     if (this.drainState === 'serving') this.drainState = 'draining';
   }

@@ -232,7 +232,7 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
     metrics,
     accessLog: createAccessLog(logger),
     inFlight,
-    isDraining: () => readiness.status() === 'draining' || readiness.status() === 'drained',
+    isDraining: () => readiness.isDraining(),
     smugglingRejected: metrics.smugglingRejected,
   });
   dataUrl = await listen(dataServer, config.listen);
