@@ -15,7 +15,7 @@ import { buildInfo } from '../version/build-info.js';
 import { InvalidationDelivery, type ClusterMode } from './invalidation-delivery.js';
 import { ClusterInvalidator, applyRemoteInvalidation } from './cluster-invalidator.js';
 import { registerClusterMetrics } from './cluster-metrics.js';
-import { PeerFetcher } from './peer-fetcher.js';
+import { PeerFetcher, type PeerFetcherOptions } from './peer-fetcher.js';
 import { RingShares, peerView } from './peer-view.js';
 
 type ClusterConfig = NonNullable<Config['cluster']>;
@@ -31,6 +31,8 @@ export interface ClusterNodeOptions {
   adminAddress: string;
   /** This node's data plane, once it listens. */
   dataPlaneUrl: () => string;
+  /** The fresh entry that answers a plain request for a key as a HIT (the node's cache flow). */
+  freshEntry: PeerFetcherOptions['freshEntry'];
   now: () => number;
 }
 
@@ -101,6 +103,8 @@ export class ClusterNode {
             timeoutMs: peerFetchTimeoutMs(config),
             dataPlaneUrl: options.dataPlaneUrl,
             counters: clusterMetrics.peerFetch,
+            freshEntry: options.freshEntry,
+            now: options.now,
           })
         : undefined;
     this.shares = new RingShares(member.ring);

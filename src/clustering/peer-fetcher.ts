@@ -4,13 +4,17 @@
 // source "peer" and keeps no copy, so each object is held once in the cluster. If the owner cannot
 // answer, the node fetches from the origin itself.
 //
-// The owner answers through its own data plane, over loopback, with a hop header that keeps the
-// request there: the owner's cache flow (coalescing, storing, freshness, invalidation) is the one
-// code path, as a Varnish shard director forwards to the owning Varnish.
+// The owner answers a plain request for a fresh entry straight from its tiers. Anything else (a miss,
+// a stale entry, a conditional or range request) goes through its own data plane, over loopback, with
+// a hop header that keeps the request there: the owner's cache flow (coalescing, storing, freshness,
+// invalidation) stays the one code path, as a Varnish shard director forwards to the owning Varnish.
 import { Pool } from 'undici';
 import type { RequestHandler, RequestOptions } from '../../cluster/index.js';
 import type { CacheResult } from '../observe/metrics.js';
+import type { CacheEntry } from '../cache/entry.js';
 import { primaryKey, STORED_SCHEME } from '../cache/policy/cache-key.js';
+import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
+import { storedFields } from '../proxy/stored-response.js';
 import type { CachingRoute } from '../proxy/cache-flow.js';
 import type { Exchange } from '../proxy/exchange.js';
 import { passThrough } from '../proxy/pass-through.js';
@@ -26,7 +30,7 @@ export const PEER_FETCH_CHANNEL = 'fetch';
 export const PEER_HOP_HEADER = 'x-svc-peer-hop';
 
 /** Fields never forwarded between nodes: they describe one connection (RFC 9110 §7.6.1). */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length']);
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
 const CACHE_RESULTS = new Set<CacheResult>(['HIT', 'MISS', 'STALE', 'BYPASS', 'REVALIDATED']);
 
@@ -57,7 +61,13 @@ export interface PeerFetcherOptions {
   /** This node's own data plane, `http://host:port`, where the owner side serves; known once bound. */
   dataPlaneUrl: () => string;
   counters: PeerFetchCounters;
+  /** The fresh entry that answers a plain request for a key as a HIT, if this node holds one. */
+  freshEntry: (key: string, requestHeaders: HeaderLookup) => CacheEntry | undefined;
+  now: () => number;
 }
+
+/** Request fields that need the data plane's full handling (conditionals, ranges). */
+const NEEDS_DATA_PLANE = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'range', 'if-range'];
 
 function flatten(headers: Record<string, string | string[] | undefined>): string[] {
   const fields: string[] = [];
@@ -70,13 +80,26 @@ function flatten(headers: Record<string, string | string[] | undefined>): string
   return fields;
 }
 
+/** A forwarded GET or HEAD has no body, so no framing either. */
 function forwardable(rawHeaders: readonly string[]): string[] {
   const fields: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
-    if (!HOP_BY_HOP.has(name) && name !== PEER_HOP_HEADER) fields.push(name, rawHeaders[i + 1]!);
+    if (!HOP_BY_HOP.has(name) && name !== 'content-length' && name !== PEER_HOP_HEADER) fields.push(name, rawHeaders[i + 1]!);
   }
   return fields;
+}
+
+/**
+ * The fields the asking node sends its client. It owns the framing: a HEAD keeps the owner's
+ * Content-Length (the length of the GET body), anything else gets the length of the body it carries.
+ */
+function clientFields(fields: readonly string[], method: string, status: number, bodyLength: number): string[] {
+  if (method === 'HEAD') return fields.slice();
+  const kept: string[] = [];
+  for (let i = 0; i < fields.length; i += 2) if (fields[i] !== 'content-length') kept.push(fields[i]!, fields[i + 1]!);
+  if (status !== 204 && status !== 304) kept.push('content-length', String(bodyLength));
+  return kept;
 }
 
 export class PeerFetcher {
@@ -133,9 +156,7 @@ export class PeerFetcher {
     if (cacheResult === 'MISS' || cacheResult === 'BYPASS') counters.miss();
     else counters.hit();
     exchange.served(cacheResult, 'peer');
-    const fields = answer.fields;
-    if (request.method !== 'HEAD' && answer.status !== 204 && answer.status !== 304) fields.push('content-length', String(answer.body.length));
-    response.writeHead(answer.status, fields);
+    response.writeHead(answer.status, clientFields(answer.fields, request.method ?? 'GET', answer.status, answer.body.length));
     if (request.method === 'HEAD') {
       response.end();
       return;
@@ -157,6 +178,14 @@ export class PeerFetcher {
         });
       }
       counters.hopLimit();
+    }
+    const requestHeaders = headersFromRaw(ask.headers);
+    if (NEEDS_DATA_PLANE.every((name) => requestHeaders(name) === undefined)) {
+      const entry = this.options.freshEntry(primaryKey(STORED_SCHEME, host, ask.path), requestHeaders);
+      if (entry) {
+        const body = ask.method === 'HEAD' ? new Uint8Array(0) : entry.body;
+        return encodePeerFetchAnswer({ status: entry.status, fields: storedFields(entry, 'HIT', this.options.now()), body });
+      }
     }
     const answer = await this.local.request({
       method: ask.method as 'GET' | 'HEAD',

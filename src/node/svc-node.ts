@@ -12,6 +12,7 @@ import type { Logger } from '../observe/logger.js';
 import { createHotStore } from '../store/hot-store.js';
 import { openWarmStore, type WarmStore } from '../store/warm/warm-store.js';
 import { TieredCache } from '../cache/tiered-cache.js';
+import type { CacheEntry } from '../cache/entry.js';
 import { UpstreamPool } from '../upstream/upstream-pool.js';
 import { RouteTable, routeLabel } from '../proxy/route-table.js';
 import { CacheFlow } from '../proxy/cache-flow.js';
@@ -138,7 +139,7 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
   await readiness.phase('log_replay', () => invalidator.start());
 
   let dataUrl = '';
-  const cluster = config.cluster
+  const cluster: ClusterNode | undefined = config.cluster
     ? await ClusterNode.create({
         config: { ...config, cluster: config.cluster },
         logger,
@@ -147,6 +148,7 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
         local: invalidator,
         adminAddress: new URL(adminUrl).host,
         dataPlaneUrl: () => dataUrl,
+        freshEntry: (key, requestHeaders): CacheEntry | undefined => cacheFlow.freshEntry(key, requestHeaders),
         now,
       })
     : undefined;
@@ -214,7 +216,7 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
           persistDirectory: config.warm ? join(config.warm.path, 'refresh') : undefined,
         });
   await refresher?.start();
-  const cacheFlow = new CacheFlow({
+  const cacheFlow: CacheFlow = new CacheFlow({
     cache,
     now,
     maxObjectBytes: config.max_object_bytes,

@@ -122,6 +122,17 @@ export class CacheFlow {
     }
   }
 
+  /**
+   * The stored entry that answers a plain request for `key` right now as a HIT (present, not hidden by
+   * an invalidation, fresh for these request directives), or undefined. Peer fetch answers from it
+   * without a trip through the data plane.
+   */
+  freshEntry(key: string, requestHeaders: HeaderLookup): CacheEntry | undefined {
+    const hit = this.lookup({ key, requestHeaders });
+    if (!hit) return undefined;
+    return decideReuse(requestDirectives(requestHeaders), hit.entry, this.deps.now()).action === 'fresh' ? hit.entry : undefined;
+  }
+
   private lookup({ key, requestHeaders }: Pick<Lookup, 'key' | 'requestHeaders'>): Hit | undefined {
     const hit = this.deps.cache.lookup(key, (candidates) =>
       candidates.find((entry) => entry.variantKey === variantKey(entry.varyNames, requestHeaders)),

@@ -56,15 +56,20 @@ export function serveStored(
     }
   }
 
-  const fields = entry.headers.slice();
-  fields.push('age', age, 'x-cache', cacheResult);
-  response.writeHead(entry.status, fields);
+  response.writeHead(entry.status, storedFields(entry, cacheResult, nowMs));
   if (isHead) {
     response.end();
     return;
   }
   exchange.bytesOut += entry.body.length;
   response.end(entry.body);
+}
+
+/** The fields of a whole stored response as svc sends it: the stored ones plus Age and X-Cache. */
+export function storedFields(entry: CacheEntry, cacheResult: CacheResult, nowMs: number): string[] {
+  const fields = entry.headers.slice();
+  fields.push('age', String(ageSeconds(entry, nowMs)), 'x-cache', cacheResult);
+  return fields;
 }
 
 function withoutContentLength(fields: readonly string[]): string[] {

@@ -62,6 +62,10 @@ describe('strong mode cluster', () => {
     assert.equal(header(second, 'x-cache'), 'HIT');
     assert.equal(fromC.body, `${path} v1`);
     assert.equal(originHits(origin, path), 1, 'the owner fetched once for the whole cluster');
+    const head = await fetchRaw(`${c.dataUrl}${path}`, { method: 'HEAD', headers: { host: SITE } });
+    assert.equal(head.status, 200);
+    assert.equal(header(head, 'content-length'), String(Buffer.byteLength(`${path} v1`)), 'a HEAD through a peer keeps the length of the GET body');
+    assert.equal(head.body, '');
     const metrics = (await fetchRaw(`${a.adminUrl}/metrics`)).body;
     assert.match(metrics, /^svc_requests_total\{method="GET",status="200",cache_result="HIT",source="peer",route="all"\} [1-9]/m);
     assert.match(metrics, /^svc_peer_fetch_hits_total [1-9]/m);
