@@ -138,7 +138,7 @@ export class ClusterNode {
   async start(): Promise<void> {
     const { readiness, config, logger } = this.options;
     readiness.expect('cluster_joined', 'joining the cluster');
-    readiness.set('cluster_mode_consistent', true, `every member runs ${this.mode}`);
+    readiness.set('cluster_mode_consistent', true, `every member runs ${this.mode}`, false);
     this.delivery.start();
     this.peerFetcher?.start();
     for (const event of ['join', 'update', 'leave', 'fail'] as const) this.member.on(event, () => this.checkModes());
@@ -166,8 +166,8 @@ export class ClusterNode {
       this.driftLogged.add(name);
       this.options.logger.error({ member: name, mode: this.mode }, `cluster mode drift: member ${name} does not run ${this.mode}`);
     }
-    if (drifting.length === 0) this.options.readiness.set('cluster_mode_consistent', true, `every member runs ${this.mode}`);
-    else this.options.readiness.set('cluster_mode_consistent', false, `members running another mode: ${drifting.join(', ')}`);
+    if (drifting.length === 0) this.options.readiness.set('cluster_mode_consistent', true, `every member runs ${this.mode}`, false);
+    else this.options.readiness.set('cluster_mode_consistent', false, `members running another mode: ${drifting.join(', ')}`, false);
   }
 
   /** The owner of a stored key in strong mode; null in eventual mode (no key placement). */

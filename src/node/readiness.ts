@@ -11,6 +11,12 @@ export interface ReadinessCondition {
   reason: string;
   /** When it last changed, ISO 8601 UTC. */
   since: string;
+  /**
+   * Whether the node is ready only when this holds. An advisory condition (cluster mode drift) is
+   * reported but keeps no node out of rotation: every node sees a drift, so gating on it would take
+   * the whole cluster out of its load balancer for one misconfigured member.
+   */
+  gating: boolean;
 }
 
 export type ReadinessStatus = 'ready' | 'not_ready' | 'draining' | 'drained';
@@ -32,11 +38,11 @@ export class Readiness {
     this.set(name, false, reason);
   }
 
-  set(name: string, ready: boolean, reason: string): void {
+  set(name: string, ready: boolean, reason: string, gating = true): void {
     const previous = this.conditions.get(name);
     if (previous && previous.ready === ready && previous.reason === reason) return;
     const wasReady = this.isReady();
-    this.conditions.set(name, { name, ready, reason, since: new Date(this.now()).toISOString() });
+    this.conditions.set(name, { name, ready, reason, since: new Date(this.now()).toISOString(), gating });
     this.metrics.startupConditionReady.set({ condition: name }, ready ? 1 : 0);
     if (!wasReady && this.isReady() && !this.firstReadyObserved) {
       this.firstReadyObserved = true;
@@ -58,7 +64,7 @@ export class Readiness {
 
   isReady(): boolean {
     if (this.drainState !== 'serving' || this.conditions.size === 0) return false;
-    for (const condition of this.conditions.values()) if (!condition.ready) return false;
+    for (const condition of this.conditions.values()) if (condition.gating && !condition.ready) return false;
     return true;
   }
 

@@ -96,7 +96,7 @@ describe('eventual mode cluster', () => {
     }
     assert.equal(condition?.ready, false);
     assert.match(condition!.reason, /\bd\b/);
-    assert.equal((await fetchRaw(`${a.adminUrl}/readyz`)).status, 503);
+    assert.equal((await fetchRaw(`${a.adminUrl}/readyz`)).status, 200, 'advisory: a drift takes no node out of rotation');
     const peers = JSON.parse((await fetchRaw(`${a.adminUrl}/v1/cluster/peers`)).body) as { name: string; mode: string; mode_drift: boolean }[];
     assert.deepEqual(peers.find((p) => p.name === 'd'), { ...peers.find((p) => p.name === 'd'), mode: 'strong', mode_drift: true });
     assert.match(a.stdout, /cluster mode drift: member d does not run eventual/);
