@@ -1,8 +1,10 @@
 // Virtual time for the simulator: one binary-heap event queue that every simulated node shares.
 // Events fire in (time, insertion sequence) order, so two runs that schedule the same events fire
 // them in the same order and a run replays exactly from its seed. This loop runs every timer and
-// every packet of a simulation, so it avoids per-event allocations beyond the event itself and keeps
-// the heap in a plain array of one monomorphic class.
+// every packet of a simulation, so it avoids per-event allocations beyond the event itself. The heap
+// is 4-ary and keeps each slot's ordering key (time, sequence) in two typed arrays beside the array of
+// events: sifting compares contiguous numbers instead of loading event objects scattered over the heap
+// (at 1,000 nodes thousands of events are queued, and those loads were cache misses).
 
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import type { Clock, TimerHandle } from '../cluster/clock.js';
@@ -77,14 +79,16 @@ export interface SimClockStats {
  */
 const MICROTASK_QUANTUM_MS = 1;
 
-function before(a: SimEvent, b: SimEvent): boolean {
-  return a.timeMs < b.timeMs || (a.timeMs === b.timeMs && a.seq < b.seq);
-}
+/** Slots the heap's key arrays start with; they double when full. */
+const INITIAL_HEAP_SLOTS = 1024;
 
 export class SimClock implements Clock {
   private nowMs = 0;
   private nextSeq = 0;
   private readonly heap: SimEvent[] = [];
+  /** Ordering key of heap[i]: its time and, among equal times, its insertion sequence. */
+  private heapTimes = new Float64Array(INITIAL_HEAP_SLOTS);
+  private heapSeqs = new Float64Array(INITIAL_HEAP_SLOTS);
   private running = false;
   /** Set when an event settled a promise, so the loop lets every continuation run before moving on. */
   private asyncWorkPending = false;
@@ -221,40 +225,69 @@ export class SimClock implements Clock {
   private push(event: SimEvent): void {
     const heap = this.heap;
     let index = heap.length;
+    if (index === this.heapTimes.length) this.growKeys();
+    const times = this.heapTimes;
+    const seqs = this.heapSeqs;
+    const timeMs = event.timeMs;
+    const seq = event.seq;
     heap.push(event);
     while (index > 0) {
-      const parentIndex = (index - 1) >> 1;
-      const parent = heap[parentIndex]!;
-      if (!before(event, parent)) break;
-      heap[index] = parent;
+      const parentIndex = (index - 1) >> 2;
+      const parentTime = times[parentIndex] as number;
+      if (parentTime < timeMs || (parentTime === timeMs && (seqs[parentIndex] as number) < seq)) break;
+      heap[index] = heap[parentIndex] as SimEvent;
+      times[index] = parentTime;
+      seqs[index] = seqs[parentIndex] as number;
       index = parentIndex;
     }
     heap[index] = event;
+    times[index] = timeMs;
+    seqs[index] = seq;
   }
 
+  /** Removes the head of the heap (the caller has read it). */
   private pop(): void {
     const heap = this.heap;
     const last = heap.pop()!;
     const length = heap.length;
     if (length === 0) return;
+    const times = this.heapTimes;
+    const seqs = this.heapSeqs;
+    const lastTime = times[length] as number;
+    const lastSeq = seqs[length] as number;
     let index = 0;
     for (;;) {
-      const left = 2 * index + 1;
-      if (left >= length) break;
-      const right = left + 1;
-      let child = left;
-      let childEvent = heap[left]!;
-      if (right < length) {
-        const rightEvent = heap[right]!;
-        if (before(rightEvent, childEvent)) {
-          child = right;
-          childEvent = rightEvent;
+      const first = 4 * index + 1;
+      if (first >= length) break;
+      const end = first + 4 < length ? first + 4 : length;
+      let child = first;
+      let childTime = times[first] as number;
+      let childSeq = seqs[first] as number;
+      for (let candidate = first + 1; candidate < end; candidate++) {
+        const time = times[candidate] as number;
+        if (time < childTime || (time === childTime && (seqs[candidate] as number) < childSeq)) {
+          child = candidate;
+          childTime = time;
+          childSeq = seqs[candidate] as number;
         }
       }
-      if (!before(childEvent, last)) break;
-      heap[index] = childEvent;
+      if (lastTime < childTime || (lastTime === childTime && lastSeq < childSeq)) break;
+      heap[index] = heap[child] as SimEvent;
+      times[index] = childTime;
+      seqs[index] = childSeq;
       index = child;
     }
     heap[index] = last;
+    times[index] = lastTime;
+    seqs[index] = lastSeq;
+  }
+
+  private growKeys(): void {
+    const times = new Float64Array(this.heapTimes.length * 2);
+    times.set(this.heapTimes);
+    this.heapTimes = times;
+    const seqs = new Float64Array(this.heapSeqs.length * 2);
+    seqs.set(this.heapSeqs);
+    this.heapSeqs = seqs;
   }
 }

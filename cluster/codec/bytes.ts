@@ -12,39 +12,89 @@ function isAscii(text: string): boolean {
 
 /** Strings up to this many bytes (member names, addresses, metadata keys) go through the intern cache. */
 const MAX_INTERNED_BYTES = 64;
-/** Slots of the intern cache, a power of two: room for the names and addresses of a few thousand members. */
-const INTERN_SLOTS = 16_384;
-const internCache: (string | undefined)[] = new Array<string | undefined>(INTERN_SLOTS).fill(undefined);
+/** Slots of the intern cache, a power of two: a few thousand names and addresses rarely share a slot. */
+const INTERN_SLOTS = 65_536;
+
+/**
+ * Most distinct strings given an id; past it stringId answers -1 and callers fall back to their maps.
+ * Bounds the memory a long-lived process spends on names it saw once (members come and go); one less
+ * than 2^16 so a slot of the intern cache holds id + 1 in 16 bits.
+ */
+const MAX_STRING_IDS = 65_535;
+const stringIds = new Map<string, number>();
+/** The string of each id, densely: the intern cache's hits read it, so it stays in cache. */
+const stringsById: string[] = [];
+/** The intern cache: per slot, the id + 1 of the string interned there (0: empty). 128 KiB. */
+const internSlots = new Uint16Array(INTERN_SLOTS);
+
+/**
+ * A small integer standing for `text` in this process, the same every time (-1 once MAX_STRING_IDS are
+ * taken). Member tables index arrays by the id of a member's name, so the decoder's stale-alive check,
+ * run for most gossip messages, reads one array slot instead of hashing into a large Map (at 1,000
+ * simulated members a Map lookup is mostly cache misses).
+ */
+export function stringId(text: string): number {
+  const known = stringIds.get(text);
+  if (known !== undefined) return known;
+  if (stringsById.length >= MAX_STRING_IDS) return -1;
+  const id = stringsById.length;
+  stringIds.set(text, id);
+  stringsById.push(text);
+  return id;
+}
+
+/** The id stringId gave `text`, or -1 if it has none; never assigns one. */
+export function knownStringId(text: string): number {
+  return stringIds.get(text) ?? -1;
+}
+
+/** The string id of the last string internedString returned (-1 when it returned undefined). */
+let lastInternedId = -1;
 
 /**
  * The same few thousand names and addresses arrive in every packet. Decoding each afresh costs an
  * allocation, a UTF-8 decode and, at the member-table lookup, a new string hash; returning one interned
  * string per byte sequence makes the lookup hit a string whose hash is already cached. A direct-mapped
  * cache keyed by an FNV-1a hash of the bytes, verified byte by byte, so a collision only costs a decode.
- * ASCII only; anything else (and a miss) returns undefined or decodes and fills the slot.
+ * Its slots hold string ids (16 bits each, so the table stays small enough to stay in cache), and the
+ * strings themselves sit densely by id. ASCII only; anything else returns undefined, and a miss decodes
+ * and fills the slot.
  */
 function internedString(data: Uint8Array, start: number, length: number): string | undefined {
   let hash = 0x811c9dc5;
   for (let i = start; i < start + length; i++) {
     const byte = data[i] as number;
-    if (byte > 0x7f) return undefined;
+    if (byte > 0x7f) {
+      lastInternedId = -1;
+      return undefined;
+    }
     hash = Math.imul(hash ^ byte, 0x01000193);
   }
   const slot = (hash >>> 0) & (INTERN_SLOTS - 1);
-  const cached = internCache[slot];
-  if (cached !== undefined && cached.length === length) {
-    let same = true;
-    for (let i = 0; i < length; i++) {
-      if (cached.charCodeAt(i) !== data[start + i]) {
-        same = false;
-        break;
+  const held = internSlots[slot] as number;
+  if (held !== 0) {
+    const cached = stringsById[held - 1] as string;
+    if (cached.length === length) {
+      let same = true;
+      for (let i = 0; i < length; i++) {
+        if (cached.charCodeAt(i) !== data[start + i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) {
+        lastInternedId = held - 1;
+        return cached;
       }
     }
-    if (same) return cached;
   }
-  const text = String.fromCharCode.apply(null, Array.from(data.subarray(start, start + length)));
-  internCache[slot] = text;
-  return text;
+  const decoded = String.fromCharCode.apply(null, Array.from(data.subarray(start, start + length)));
+  const id = stringId(decoded);
+  lastInternedId = id;
+  if (id < 0) return decoded;
+  internSlots[slot] = id + 1;
+  // The string the id was first given to, so every decode of these bytes returns one string object.
+  return stringsById[id] as string;
 }
 
 /** Encoded size of an unsigned varint. */
@@ -125,18 +175,32 @@ export class ByteWriter {
   finish(): Uint8Array {
     return this.buffer.slice(0, this.position);
   }
+
+  /** Copies the bytes written into `out` at `offset`, for callers that assemble a larger buffer. */
+  copyTo(out: Uint8Array, offset: number): void {
+    out.set(this.buffer.subarray(0, this.position), offset);
+  }
 }
 
 /** Reads from a byte array; every read checks bounds and throws MalformedMessageError past the end. */
 export class ByteReader {
   position: number;
+  /** The string id (see stringId) of the last string read, or -1 when it has none. */
+  lastStringId = -1;
+  private data: Uint8Array;
+  private end: number;
 
-  constructor(
-    private readonly data: Uint8Array,
-    start = 0,
-    private readonly end = data.length,
-  ) {
+  constructor(data: Uint8Array, start = 0, end = data.length) {
+    this.data = data;
     this.position = start;
+    this.end = end;
+  }
+
+  /** Aims the reader at bytes [start, end) of `data`, so one reader serves many inputs. */
+  reset(data: Uint8Array, start: number, end: number): void {
+    this.data = data;
+    this.position = start;
+    this.end = end;
   }
 
   get remaining(): number {
@@ -179,8 +243,12 @@ export class ByteReader {
     this.position += length;
     if (length <= MAX_INTERNED_BYTES) {
       const interned = internedString(this.data, start, length);
-      if (interned !== undefined) return interned;
+      if (interned !== undefined) {
+        this.lastStringId = lastInternedId;
+        return interned;
+      }
     }
+    this.lastStringId = -1;
     return this.utf8(start, length);
   }
 

@@ -4,7 +4,7 @@
 // then copied as-is into every packet that piggybacks it.
 import { ByteReader, ByteWriter, varintBytes } from './bytes.js';
 import { MalformedMessageError, UnsupportedWireVersionError } from './errors.js';
-import type { ClusterMessage, Metadata, MemberState } from './messages.js';
+import type { AliveMessage, ClusterMessage, DeadMessage, Metadata, MemberState, SuspectMessage } from './messages.js';
 import { WIRE_VERSION } from './messages.js';
 
 const KIND_CODE = { ping: 1, ack: 2, nack: 3, 'ping-req': 4, suspect: 5, alive: 6, dead: 7, user: 8 } as const;
@@ -90,8 +90,61 @@ function writeBody(message: ClusterMessage): void {
   }
 }
 
-/** One message with its kind and length header, ready to be placed in a packet. */
+/**
+ * Slots of the membership-encoding cache, a power of two. Every member that learns of an alive, suspect
+ * or dead re-gossips the same message, so one process running many members (the simulator: 1,000 of
+ * them, a million queued alive messages during a join storm) would otherwise hold one copy of the same
+ * bytes per member.
+ */
+const ENCODING_CACHE_SLOTS = 4096;
+
+type MembershipMessage = AliveMessage | SuspectMessage | DeadMessage;
+
+class CachedEncoding {
+  constructor(
+    readonly message: MembershipMessage,
+    readonly bytes: Uint8Array,
+  ) {}
+}
+
+const encodingCache: (CachedEncoding | undefined)[] = new Array<CachedEncoding | undefined>(ENCODING_CACHE_SLOTS).fill(
+  undefined,
+);
+
+/** The slot of a message: a hash of its member's name, shifted by kind so an alive and a suspect of one member coexist. */
+function encodingSlot(message: MembershipMessage): number {
+  const name = message.name;
+  let hash = 0x811c9dc5 ^ KIND_CODE[message.kind];
+  for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) & (ENCODING_CACHE_SLOTS - 1);
+}
+
+/** Whether two membership messages encode to the same bytes (metadata compared by identity). */
+function sameEncoding(a: MembershipMessage, b: MembershipMessage): boolean {
+  if (a.kind !== b.kind || a.name !== b.name || a.incarnation !== b.incarnation) return false;
+  if (a.kind === 'alive') {
+    const alive = b as AliveMessage;
+    return a.address === alive.address && a.metadata === alive.metadata;
+  }
+  return a.from === (b as SuspectMessage | DeadMessage).from;
+}
+
+/**
+ * One message with its kind and length header, ready to be placed in a packet. The result is shared and
+ * must not be modified: an alive, suspect or dead equal to the last one encoded for its member (alive
+ * metadata compared by identity) returns the same bytes.
+ */
 export function encodeMessage(message: ClusterMessage): Uint8Array {
+  if (message.kind !== 'alive' && message.kind !== 'suspect' && message.kind !== 'dead') return encodeFresh(message);
+  const slot = encodingSlot(message);
+  const cached = encodingCache[slot];
+  if (cached !== undefined && sameEncoding(cached.message, message)) return cached.bytes;
+  const bytes = encodeFresh(message);
+  encodingCache[slot] = new CachedEncoding(message, bytes);
+  return bytes;
+}
+
+function encodeFresh(message: ClusterMessage): Uint8Array {
   body.reset();
   writeBody(message);
   const bodyLength = body.position;
@@ -105,7 +158,7 @@ export function encodeMessage(message: ClusterMessage): Uint8Array {
     value = Math.floor(value / 128);
   }
   out[at] = value;
-  out.set(body.finish(), headerLength);
+  body.copyTo(out, headerLength);
   return out;
 }
 
@@ -145,12 +198,15 @@ function readBody(kind: number, reader: ByteReader): ClusterMessage | undefined 
   }
 }
 
+const EMPTY_PACKET = new Uint8Array(0);
+const packetBodyReader = new ByteReader(EMPTY_PACKET);
+
 /**
  * Says whether an alive message about `name` at `incarnation` is old news to the receiver. Most alive
  * messages are (gossip repeats each one many times), so the decoder asks before decoding the address
- * and metadata, and drops the message when it is.
+ * and metadata, and drops the message when it is. `nameId` is the name's stringId (-1 when it has none).
  */
-export type StaleAliveFilter = (name: string, incarnation: number) => boolean;
+export type StaleAliveFilter = (name: string, nameId: number, incarnation: number) => boolean;
 
 /**
  * Every message of a compound packet, in order. Throws UnsupportedWireVersionError or
@@ -162,25 +218,28 @@ export function decodePacket(data: Uint8Array, isStaleAlive?: StaleAliveFilter):
   const version = data[0] as number;
   if (version !== WIRE_VERSION) throw new UnsupportedWireVersionError(version);
   const reader = new ByteReader(data, 1);
+  // One reader for every message body of the packet, re-aimed at each: no allocation per message.
+  const bodyReader = packetBodyReader;
   const messages: ClusterMessage[] = [];
   while (reader.remaining > 0) {
     const kind = reader.u8();
     const length = reader.varint();
     if (length > reader.remaining) throw new MalformedMessageError('message length past end of packet');
-    const end = reader.position + length;
-    if (kind === KIND_CODE.alive && isStaleAlive !== undefined) {
-      const peek = new ByteReader(data, reader.position, end);
-      const name = peek.string();
-      peek.skip(peek.varint());
-      if (isStaleAlive(name, peek.varint())) {
-        reader.skip(length);
-        continue;
-      }
-    }
-    const message = readBody(kind, new ByteReader(data, reader.position, end));
-    if (message !== undefined) messages.push(message);
+    const start = reader.position;
+    const end = start + length;
     reader.skip(length);
+    if (kind === KIND_CODE.alive && isStaleAlive !== undefined) {
+      bodyReader.reset(data, start, end);
+      const name = bodyReader.string();
+      const nameId = bodyReader.lastStringId;
+      bodyReader.skip(bodyReader.varint());
+      if (isStaleAlive(name, nameId, bodyReader.varint())) continue;
+    }
+    bodyReader.reset(data, start, end);
+    const message = readBody(kind, bodyReader);
+    if (message !== undefined) messages.push(message);
   }
+  bodyReader.reset(EMPTY_PACKET, 0, 0);
   return messages;
 }
 
@@ -192,6 +251,16 @@ export function decodeMessage(data: Uint8Array): ClusterMessage | undefined {
   if (length !== reader.remaining) throw new MalformedMessageError('message length does not match its bytes');
   return readBody(kind, reader);
 }
+
+/**
+ * Finished packets are cut from shared slabs: a small view per packet instead of a backing store of its
+ * own (a typed array above 64 bytes gets an off-heap store, which is several times dearer to allocate
+ * and to collect; every probe and gossip round sends one). A slab lives while any packet cut from it
+ * does, so 64 KiB bounds what one retained packet pins.
+ */
+const PACKET_SLAB_BYTES = 64 * 1024;
+let packetSlab = new Uint8Array(PACKET_SLAB_BYTES);
+let packetSlabOffset = 0;
 
 /**
  * Assembles compound packets in one reusable buffer of the transport's packet size: a version byte,
@@ -224,6 +293,14 @@ export class PacketBuilder {
   }
 
   finish(): Uint8Array {
-    return this.buffer.slice(0, this.length);
+    const length = this.length;
+    if (packetSlabOffset + length > packetSlab.length) {
+      packetSlab = new Uint8Array(Math.max(PACKET_SLAB_BYTES, length));
+      packetSlabOffset = 0;
+    }
+    const packet = packetSlab.subarray(packetSlabOffset, packetSlabOffset + length);
+    packet.set(this.buffer.subarray(0, length));
+    packetSlabOffset += length;
+    return packet;
   }
 }

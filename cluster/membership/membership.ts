@@ -14,6 +14,7 @@ import type { Random } from '../random.js';
 import type { Address, Transport } from '../transport.js';
 import type { EventSink } from '../events.js';
 import { BroadcastTooLargeError, ClusterStoppedError, JoinAbortedError } from '../errors.js';
+import { knownStringId, stringId } from '../codec/bytes.js';
 import { encodeMessage, decodeMessage, decodePacket, PacketBuilder, EMPTY_METADATA } from '../codec/message-codec.js';
 import { decodeBroadcastBatch, decodePushPull, encodeBroadcastBatch, encodePushPull } from '../codec/push-pull-codec.js';
 import type {
@@ -146,6 +147,8 @@ interface DeathRecord {
 
 export class Membership {
   private readonly members = new Map<string, MemberRecord>();
+  /** The same records indexed by the stringId of their name: lookups by name (see record, isStaleAlive). */
+  private readonly membersById: (MemberRecord | undefined)[] = [];
   /** Every member in the table (self included), in this round's probe order. */
   private readonly probeOrder: MemberRecord[] = [];
   private probeIndex = 0;
@@ -205,7 +208,7 @@ export class Membership {
     this.transport = options.transport;
     this.events = options.events;
     this.self = new MemberRecord(options.name, '', 0, options.metadata, 'alive', this.clock.now());
-    this.members.set(this.self.name, this.self);
+    this.addRecord(this.self);
     this.probeOrder.push(this.self);
     // A random start keeps broadcast ids unique across restarts of a member with the same name.
     this.userSeq = this.random.int(2 ** 31) * 2 ** 20;
@@ -359,7 +362,7 @@ export class Membership {
     const intervalMs = this.scaled(this.config.probeIntervalMs);
     const target = this.nextProbeTarget();
     if (target !== undefined) this.probe(target, intervalMs);
-    this.probeTimer = this.clock.setTimer(intervalMs, () => this.probeTick());
+    this.probeTimer = this.clock.setTimer(intervalMs, this.onProbeTick);
   }
 
   /** The next live member in round-robin order; the order is reshuffled each time it wraps (SWIM 4.3). */
@@ -470,16 +473,21 @@ export class Membership {
     this.gossipTimer = undefined;
     if (!this.running) return;
     if (this.queues.length > 0) {
-      const now = this.clock.now();
-      const deadUntil = now - this.config.gossipToTheDeadTimeMs;
-      const targets = this.randomMembers(
-        this.config.gossipNodes,
-        (m) => m.isLive || (m.state === 'dead' && m.stateChangedAtMs >= deadUntil),
-      );
+      this.gossipDeadSinceMs = this.clock.now() - this.config.gossipToTheDeadTimeMs;
+      const targets = this.randomMembers(this.config.gossipNodes, this.isGossipTarget);
       for (const target of targets) if (!this.send(target.address, undefined)) break;
     }
-    this.gossipTimer = this.clock.setTimer(this.config.gossipIntervalMs, () => this.gossipTick());
+    this.gossipTimer = this.clock.setTimer(this.config.gossipIntervalMs, this.onGossipTick);
   }
+
+  // Bound once: the gossip and probe rounds run every few hundred milliseconds on every member.
+  private readonly onGossipTick = (): void => this.gossipTick();
+  private readonly onProbeTick = (): void => this.probeTick();
+  /** Members that died at or after this time are still gossiped to (set by each gossip round). */
+  private gossipDeadSinceMs = 0;
+  /** Gossip goes to live members and to those dead for less than gossipToTheDeadTimeMs. */
+  private readonly isGossipTarget = (m: MemberRecord): boolean =>
+    m.isLive || (m.state === 'dead' && m.stateChangedAtMs >= this.gossipDeadSinceMs);
 
   private pushPullTick(): void {
     this.pushPullTimer = undefined;
@@ -669,7 +677,7 @@ export class Membership {
   private mergeEntries(entries: readonly StateEntry[]): void {
     const now = this.clock.now();
     for (const entry of entries) {
-      const known = this.members.get(entry.name);
+      const known = this.record(entry.name);
       switch (entry.state) {
         case 'alive':
           this.handleAlive({
@@ -709,8 +717,8 @@ export class Membership {
   // ---- receiving ----
 
   /** An alive about a known member (not us) at or below the incarnation we hold: gossip repeating itself. */
-  private readonly isStaleAlive = (name: string, incarnation: number): boolean => {
-    const member = this.members.get(name);
+  private readonly isStaleAlive = (name: string, nameId: number, incarnation: number): boolean => {
+    const member = nameId >= 0 ? this.membersById[nameId] : this.members.get(name);
     return member !== undefined && member !== this.self && incarnation <= member.incarnation;
   };
 
@@ -804,7 +812,7 @@ export class Membership {
   // ---- state transitions (memberlist aliveNode / suspectNode / deadNode) ----
 
   private handleAlive(message: AliveMessage): void {
-    const member = this.members.get(message.name);
+    const member = this.record(message.name);
     // The common case by far: gossip repeating what we already know.
     if (member !== undefined && member !== this.self && message.incarnation <= member.incarnation) return;
     const now = this.clock.now();
@@ -852,9 +860,27 @@ export class Membership {
     }
   }
 
+  /**
+   * The record of `name`: through the process-wide string id when it has one (a small Map every member
+   * shares, so it stays in cache, then this member's array), else this member's Map. At 1,000 simulated
+   * members every member's own Map is cold, and looking one up is mostly cache misses.
+   */
+  private record(name: string): MemberRecord | undefined {
+    const id = knownStringId(name);
+    return id >= 0 ? this.membersById[id] : this.members.get(name);
+  }
+
+  private addRecord(member: MemberRecord): void {
+    this.members.set(member.name, member);
+    const id = stringId(member.name);
+    if (id < 0) return;
+    while (this.membersById.length <= id) this.membersById.push(undefined);
+    this.membersById[id] = member;
+  }
+
   private addMember(message: AliveMessage, now: number): void {
     const member = new MemberRecord(message.name, message.address, message.incarnation, message.metadata, 'alive', now);
-    this.members.set(member.name, member);
+    this.addRecord(member);
     if (this.failed.size > 0) this.failed.forget(member.name);
     // A new member goes to a random place in the probe order (SWIM 4.3), not to the end of the round.
     const order = this.probeOrder;
@@ -870,7 +896,7 @@ export class Membership {
   }
 
   private handleSuspect(message: SuspectMessage): void {
-    const member = this.members.get(message.name);
+    const member = this.record(message.name);
     if (member === undefined || message.incarnation < member.incarnation) return;
     if (member.suspicion !== undefined) {
       // Another accuser: Lifeguard counts it and re-gossips so others can count it too.
@@ -903,7 +929,7 @@ export class Membership {
   }
 
   private handleDead(message: DeadMessage): void {
-    const member = this.members.get(message.name);
+    const member = this.record(message.name);
     if (member === undefined || message.incarnation < member.incarnation) return;
     if (member.state === 'dead' || member.state === 'left') return;
     if (member === this.self) {
@@ -971,6 +997,8 @@ export class Membership {
       // Skip deaths that were undone (refuted and died again later, or removed already).
       if (member.isLive || member.stateChangedAtMs !== death.atMs || this.members.get(member.name) !== member) continue;
       this.members.delete(member.name);
+      const id = stringId(member.name);
+      if (id >= 0) this.membersById[id] = undefined;
       const at = this.probeOrder.indexOf(member);
       if (at >= 0) {
         this.probeOrder.splice(at, 1);

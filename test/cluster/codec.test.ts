@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { decodeMessage, decodePacket, encodeMessage, PacketBuilder } from '../../cluster/codec/message-codec.js';
 import { decodeBroadcastBatch, decodePushPull, encodeBroadcastBatch, encodePushPull } from '../../cluster/codec/push-pull-codec.js';
 import { MalformedMessageError, UnsupportedWireVersionError } from '../../cluster/codec/errors.js';
+import { stringId } from '../../cluster/codec/bytes.js';
 import type { ClusterMessage, PushPullState } from '../../cluster/codec/messages.js';
 import { WIRE_VERSION } from '../../cluster/codec/messages.js';
 
@@ -128,5 +129,56 @@ describe('push-pull codec', () => {
     assert.throws(() => decodePushPull(Uint8Array.of(WIRE_VERSION, 9, 0xff, 0xff, 0x7f)), MalformedMessageError);
     assert.throws(() => decodePushPull(Uint8Array.of(77, 9, 0)), UnsupportedWireVersionError);
     assert.throws(() => decodePushPull(packetOf({ kind: 'ack', seq: 1 })), MalformedMessageError);
+  });
+});
+
+describe('codec caches', () => {
+  test('an alive equal to the last one encoded for its name shares its bytes; any change re-encodes', () => {
+    const metadata = { mode: 'strong' };
+    const alive = { kind: 'alive', name: 'cache-1', address: 'a:1', incarnation: 4, metadata } as const;
+    const bytes = encodeMessage(alive);
+    assert.equal(encodeMessage({ ...alive }), bytes);
+    for (const changed of [{ incarnation: 5 }, { address: 'a:2' }, { metadata: { mode: 'strong' } }]) {
+      const other = encodeMessage({ ...alive, ...changed });
+      assert.notEqual(other, bytes);
+      assert.deepEqual(decodeMessage(other), { ...alive, ...changed });
+    }
+    assert.deepEqual(decodeMessage(encodeMessage(alive)), alive);
+  });
+
+  test('a suspect or dead equal to the last one of its kind for its member shares its bytes', () => {
+    const suspect = { kind: 'suspect', name: 'cache-2', incarnation: 1, from: 'cache-3' } as const;
+    const dead = { kind: 'dead', name: 'cache-2', incarnation: 1, from: 'cache-3' } as const;
+    const suspectBytes = encodeMessage(suspect);
+    const deadBytes = encodeMessage(dead);
+    assert.equal(encodeMessage({ ...suspect }), suspectBytes);
+    assert.equal(encodeMessage({ ...dead }), deadBytes);
+    assert.deepEqual(decodeMessage(suspectBytes), suspect);
+    assert.deepEqual(decodeMessage(deadBytes), dead);
+    const otherAccuser = encodeMessage({ ...suspect, from: 'cache-4' });
+    assert.notEqual(otherAccuser, suspectBytes);
+    assert.deepEqual(decodeMessage(otherAccuser), { ...suspect, from: 'cache-4' });
+  });
+
+  test('stringId gives each string one stable id, distinct strings distinct ids', () => {
+    const first = stringId('id-test-a');
+    assert.ok(first >= 0);
+    assert.equal(stringId('id-test-a'), first);
+    assert.equal(stringId(['id', 'test', 'a'].join('-')), first);
+    assert.notEqual(stringId('id-test-b'), first);
+  });
+
+  test('the stale-alive filter sees the id of the name it is asked about', () => {
+    const alive: ClusterMessage = { kind: 'alive', name: 'filter-1', address: 'a', incarnation: 2, metadata: {} };
+    const seen: [string, number, number][] = [];
+    const decoded = decodePacket(packetOf(alive, { kind: 'ack', seq: 1 }, alive), (name, nameId, incarnation) => {
+      seen.push([name, nameId, incarnation]);
+      return seen.length === 1;
+    });
+    assert.deepEqual(seen, [
+      ['filter-1', stringId('filter-1'), 2],
+      ['filter-1', stringId('filter-1'), 2],
+    ]);
+    assert.deepEqual(decoded, [{ kind: 'ack', seq: 1 }, alive]);
   });
 });
