@@ -11,6 +11,8 @@ export interface PiggybackQueuesOptions {
   /** Share of a packet's spare bytes reserved first for user broadcasts, in (0, 1). */
   readonly userShare: number;
   readonly transmitLimit: () => number;
+  /** Transmissions of a user broadcast; `transmitLimit` when not given. */
+  readonly userTransmitLimit?: () => number;
 }
 
 export class PiggybackQueues {
@@ -27,7 +29,7 @@ export class PiggybackQueues {
       maxLength: options.membershipMaxLength,
       transmitLimit: options.transmitLimit,
     });
-    this.user = new TransmitLimitedQueue({ maxLength: options.userMaxLength, transmitLimit: options.transmitLimit });
+    this.user = new TransmitLimitedQueue({ maxLength: options.userMaxLength, transmitLimit: options.userTransmitLimit ?? options.transmitLimit });
   }
 
   get length(): number {

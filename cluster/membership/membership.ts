@@ -116,6 +116,16 @@ const EMPTY_BYTES = new Uint8Array(0);
  */
 const REFUTATION_TRANSMIT_SCALE = 3;
 
+/**
+ * User broadcasts are sent this many times the usual retransmit limit. Each packet spends one
+ * transmission per target, so at the usual limit (4 below 10 members) a broadcast is spent after
+ * about one gossip round, and the simulator found members that no round reached: they then learned
+ * of it only by push-pull, tens of seconds later. Consumers use broadcasts for what must arrive in
+ * seconds (svc's eventual-mode purges, spec §1.4: 1-5 s); they are few beside membership gossip, so
+ * the extra sends cost little.
+ */
+const USER_BROADCAST_TRANSMIT_SCALE = 3;
+
 /** A probe of ours waiting for an ack (direct or relayed by a ping-req helper). */
 class PendingProbe {
   acked = false;
@@ -217,6 +227,7 @@ export class Membership {
       userMaxLength: this.config.userQueueMaxLength,
       userShare: this.config.userBroadcastShare,
       transmitLimit: () => this.transmitLimit(),
+      userTransmitLimit: () => this.transmitLimit() * USER_BROADCAST_TRANSMIT_SCALE,
     });
     this.seenBroadcasts = new SeenBroadcasts(this.config.seenBroadcastsMax);
     this.recentBroadcasts = new RecentBroadcasts(this.config.userBroadcastRetentionMax, this.config.userBroadcastRetentionMs);

@@ -136,6 +136,26 @@ describe('PiggybackQueues', () => {
     assert.deepEqual(packets, [[7], [7], [7], [7], []]);
   });
 
+  test('user broadcasts have their own transmit limit, membership gossip keeps the usual one', () => {
+    const queues = new PiggybackQueues({
+      membershipMaxLength: 10,
+      userMaxLength: 10,
+      userShare: 0.5,
+      transmitLimit: () => 2,
+      userTransmitLimit: () => 6,
+    });
+    queues.user.enqueue(message(7));
+    queues.membership.enqueue(message(8), 'member-8');
+    const sent = { user: 0, membership: 0 };
+    for (let i = 0; i < 10; i++) {
+      for (const id of take(queues, 100)) {
+        if (id === 7) sent.user++;
+        if (id === 8) sent.membership++;
+      }
+    }
+    assert.deepEqual(sent, { user: 6, membership: 2 });
+  });
+
   test('a message queued with a transmit scale is sent that many times the limit', () => {
     const queue = new TransmitLimitedQueue({ maxLength: 10, transmitLimit: () => 2 });
     queue.enqueue(message(1), 'refute', undefined, 3);

@@ -14,12 +14,6 @@ function figure(result: ScenarioResult, name: string): number | null {
   return found.value;
 }
 
-function checkPassed(result: ScenarioResult, name: string): boolean {
-  const found = result.checks.find((candidate) => candidate.name === name);
-  assert.ok(found !== undefined, `check ${name} is reported`);
-  return found.passed;
-}
-
 describe('strong-vs-eventual scenario', () => {
   test('50 nodes: every check passes, and the same seed gives a byte-identical report', async () => {
     const { result } = await runScenario('strong-vs-eventual', { nodes: 50, seed: 1 });
@@ -45,13 +39,15 @@ describe('strong-vs-eventual scenario', () => {
     assert.equal(figure(result, 'strong: fan-out misses of live nodes'), 0);
   });
 
-  test('a purge gossip rounds missed still reaches every live node through anti-entropy', async () => {
-    // Seed 1 at 5 nodes: one eventual purge misses a node in every gossip round and arrives with a
-    // push-pull exchange instead, after the spec's 5 s (see docs/simulation.md "strong vs eventual").
-    const { result } = await runScenario('strong-vs-eventual', { nodes: 5, seed: 1 });
-    assert.equal(checkPassed(result, 'eventual: every purge reaches every live node'), true);
-    assert.ok((figure(result, 'eventual: gossip copies recovered by push-pull anti-entropy') ?? 0) > 0);
-    assert.equal(checkPassed(result, 'strong: every purge reaches every live node'), true);
+  test('eventual purges reach every live node within the spec window on every seed (small clusters were the weak spot)', async () => {
+    // Seeds 1, 10, 14 and 18 at 5 nodes once had a purge that no gossip round brought to one node: it
+    // arrived by push-pull 5 to 18 s later. User broadcasts now carry three times the retransmit budget.
+    const failing: string[] = [];
+    for (let seed = 1; seed <= 20; seed++) {
+      const { result } = await runScenario('strong-vs-eventual', { nodes: 5, seed });
+      failing.push(...failureLines(result).map((line) => `seed ${seed}: ${line}`));
+    }
+    assert.deepEqual(failing, []);
   });
 
   test('charts the share of live nodes that applied a purge, one series per mode, up to all of them', async () => {
