@@ -44,6 +44,23 @@ export class TransportError extends Error {
   }
 }
 
+/**
+ * A packet larger than the transport's `maxPacketBytes`. Never a network condition: the sender must fit
+ * its packets (the cluster library's codec does), so every transport throws this at once.
+ */
+export class PacketTooLargeError extends Error {
+  override readonly name = 'PacketTooLargeError';
+  readonly code = 'ERR_PACKET_TOO_LARGE';
+  constructor(
+    readonly byteLength: number,
+    readonly maxPacketBytes: number,
+    /** The sender's address, when the transport knows it. */
+    readonly from?: Address,
+  ) {
+    super(`${from === undefined ? '' : `${from} sent `}a ${byteLength}-byte packet; packets are limited to ${maxPacketBytes} bytes`);
+  }
+}
+
 export type BroadcastHandler = (from: Address, data: Uint8Array) => void;
 
 /** Native one-to-all delivery, offered by transports that have it (gossipsub). */

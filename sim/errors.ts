@@ -18,19 +18,6 @@ export class DuplicateAddressError extends Error {
   }
 }
 
-/** A sender built a packet larger than one datagram: a bug in the sender, never a network fault. */
-export class PacketTooLargeError extends Error {
-  override readonly name = 'PacketTooLargeError';
-  readonly code = 'sim_packet_too_large';
-  constructor(
-    readonly from: string,
-    readonly byteLength: number,
-    readonly maxPacketBytes: number,
-  ) {
-    super(`${from} sent a ${byteLength}-byte packet; packets are limited to ${maxPacketBytes} bytes`);
-  }
-}
-
 export class InvalidLinkOptionsError extends Error {
   override readonly name = 'InvalidLinkOptionsError';
   readonly code = 'sim_invalid_link_options';
@@ -51,3 +38,6 @@ export class NodeStateError extends Error {
     super(`cannot ${operation} ${address}: it is ${state}`);
   }
 }
+
+/** One error for every transport: it is part of the Transport contract. */
+export { PacketTooLargeError } from '../cluster/index.js';

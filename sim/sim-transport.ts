@@ -146,7 +146,7 @@ export class SimTransport implements Transport {
 
   sendPacket(to: Address, data: Uint8Array): void {
     if (data.byteLength > this.maxPacketBytes) {
-      throw new PacketTooLargeError(this.localAddress, data.byteLength, this.maxPacketBytes);
+      throw new PacketTooLargeError(data.byteLength, this.maxPacketBytes, this.localAddress);
     }
     if (this.lifecycle !== 'started') return;
     this.wire.sendPacket(this, to, data);

@@ -1,18 +1,6 @@
 // Errors the libp2p transport raises for programmer and configuration mistakes and malformed frames,
 // one class per condition with a stable `code`. Failures of individual requests are TransportErrors (cluster/transport.ts).
 
-/** A sender built a packet larger than maxPacketBytes: a bug in the sender, never a network fault. */
-export class PacketTooLargeError extends Error {
-  override readonly name = 'PacketTooLargeError';
-  readonly code = 'ERR_LIBP2P_PACKET_TOO_LARGE';
-  constructor(
-    readonly byteLength: number,
-    readonly maxPacketBytes: number,
-  ) {
-    super(`a ${byteLength}-byte packet was sent; packets are limited to ${maxPacketBytes} bytes`);
-  }
-}
-
 export class InsecureKeyFileError extends Error {
   override readonly name = 'InsecureKeyFileError';
   readonly code = 'ERR_LIBP2P_KEY_FILE_INSECURE';
@@ -67,3 +55,6 @@ export class FrameTooLargeError extends Error {
     super(`${what} of ${bytes} bytes is over the ${maxBytes} bytes allowed`);
   }
 }
+
+/** One error for every transport: it is part of the Transport contract. */
+export { PacketTooLargeError } from '../../cluster/index.js';

@@ -2,18 +2,6 @@
 // TransportErrors (cluster/transport.ts); these are programmer and configuration errors, thrown at
 // once with a precise message that never contains key material.
 
-/** A sender built a packet larger than one (sealed) datagram: a bug in the sender, never a network fault. */
-export class PacketTooLargeError extends Error {
-  override readonly name = 'PacketTooLargeError';
-  readonly code = 'udp_packet_too_large';
-  constructor(
-    readonly byteLength: number,
-    readonly maxPacketBytes: number,
-  ) {
-    super(`a ${byteLength}-byte packet was sent; packets are limited to ${maxPacketBytes} bytes`);
-  }
-}
-
 /** An address is not `host:port` (IPv6 in brackets) with a port in 0..65535. */
 export class InvalidAddressError extends Error {
   override readonly name = 'InvalidAddressError';
@@ -46,3 +34,6 @@ export class TransportLifecycleError extends Error {
     super(`cannot ${operation} a UDP transport that is ${state}`);
   }
 }
+
+/** One error for every transport: it is part of the Transport contract. */
+export { PacketTooLargeError } from '../../cluster/index.js';
