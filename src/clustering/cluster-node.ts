@@ -142,6 +142,13 @@ export class ClusterNode {
     this.delivery.start();
     this.peerFetcher?.start();
     for (const event of ['join', 'update', 'leave', 'fail'] as const) this.member.on(event, () => this.checkModes());
+    // Joined once any peer is live in our view, whoever initiated it: when nodes start together, the
+    // others may join this one while its own join is still backing off between attempts.
+    const joinedBy = this.member.on('join', (peer) => {
+      if (peer.name === this.member.localMember.name) return;
+      readiness.set('cluster_joined', true, `member of a cluster with ${peer.name}`);
+      joinedBy();
+    });
     await readiness.phase('ring_build', () => this.member.start());
     const self = new Set([config.cluster.bind, config.cluster.advertise, this.member.localMember.address]);
     const seeds = config.cluster.join.filter((seed) => !self.has(seed));
@@ -151,7 +158,11 @@ export class ClusterNode {
     }
     void readiness
       .phase('join', () => this.member.join(seeds))
-      .then((answered) => readiness.set('cluster_joined', true, `joined through ${answered} of ${seeds.length} seeds`))
+      .then((answered) => {
+        if (!readiness.detail().some((c) => c.name === 'cluster_joined' && c.ready)) {
+          readiness.set('cluster_joined', true, `joined through ${answered} of ${seeds.length} seeds`);
+        }
+      })
       .catch((error: unknown) => logger.warn({ err: error }, 'cluster join stopped'));
   }
 

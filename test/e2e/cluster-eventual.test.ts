@@ -33,8 +33,8 @@ describe('eventual mode cluster', () => {
     cluster = await startSvcCluster({ names: ['a', 'b', 'c'], mode: 'eventual', originUrl: origin.url });
   });
   after(async () => {
-    await cluster.close();
-    await origin.close();
+    await cluster?.close();
+    await origin?.close();
   });
 
   test('no peer fetch: each node fills from the origin on its own', async () => {

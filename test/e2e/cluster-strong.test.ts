@@ -48,8 +48,8 @@ describe('strong mode cluster', () => {
     cluster = await startSvcCluster({ names: ['a', 'b', 'c'], mode: 'strong', originUrl: origin.url });
   });
   after(async () => {
-    await cluster.close();
-    await origin.close();
+    await cluster?.close();
+    await origin?.close();
   });
 
   test('a key owned by B, asked at A, is served from B and fetched from the origin once', async () => {

@@ -99,31 +99,47 @@ export async function startSvcCluster(options: { names: string[]; mode: 'strong'
   for (const spec of specs.values()) await writeConfig(spec, options.mode);
   for (const spec of specs.values()) await launch(spec);
   const nodes = [...specs.values()].map((spec) => spec.process);
-  await Promise.all(nodes.map(ready));
-  // Every node sees every other alive: membership has converged.
-  await waitFor(
-    async () => {
-      for (const node of nodes) {
-        const peers = JSON.parse((await fetchRaw(`${node.adminUrl}/v1/cluster/peers`)).body) as { state: string }[];
-        if (peers.filter((p) => p.state === 'alive').length !== nodes.length) return false;
-      }
-      return true;
-    },
-    20_000,
-    'membership to converge',
-  );
-
-  const spec = (name: string): NodeSpec => {
-    const found = specs.get(name);
-    if (!found) throw new Error(`no node ${name}`);
-    return found;
-  };
   const stopChild = async (node: ClusterNodeProcess, signal: NodeJS.Signals): Promise<void> => {
     const child = node.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
     child.kill(signal);
     await exited;
+  };
+  const close = async (): Promise<void> => {
+    await Promise.all(nodes.map((node) => stopChild(node, 'SIGTERM')));
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await startUp();
+  } catch (error) {
+    // A cluster that did not come up must not leave its processes behind: they would keep the test
+    // process (and CI) waiting forever.
+    await Promise.all(nodes.map((node) => stopChild(node, 'SIGKILL')));
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+
+  async function startUp(): Promise<void> {
+    await Promise.all(nodes.map(ready));
+    // Every node sees every other alive: membership has converged.
+    await waitFor(
+      async () => {
+        for (const node of nodes) {
+          const peers = JSON.parse((await fetchRaw(`${node.adminUrl}/v1/cluster/peers`)).body) as { state: string }[];
+          if (peers.filter((p) => p.state === 'alive').length !== nodes.length) return false;
+        }
+        return true;
+      },
+      20_000,
+      'membership to converge',
+    );
+  }
+
+  const spec = (name: string): NodeSpec => {
+    const found = specs.get(name);
+    if (!found) throw new Error(`no node ${name}`);
+    return found;
   };
   return {
     nodes,
@@ -142,9 +158,6 @@ export async function startSvcCluster(options: { names: string[]; mode: 'strong'
       await waitFor(async () => (await fetchRaw(`${added.process.adminUrl}/healthz`)).status === 200, 20_000, `${name} up`);
       return added.process;
     },
-    async close() {
-      await Promise.all(nodes.map((node) => stopChild(node, 'SIGTERM')));
-      await rm(dir, { recursive: true, force: true });
-    },
+    close,
   };
 }
