@@ -4,87 +4,24 @@
 // broadcasts both through the cluster's gossip and through the transport's gossipsub topic.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_MEMBERSHIP_CONFIG, maxSuspicionTimeoutMs, minSuspicionTimeoutMs } from '../../cluster/index.js';
 import { loadOrCreateNodeKey } from '../../transports/libp2p/index.js';
 import { FAST_PROFILE } from './fixtures/fast-profile.js';
+import { MemberProcess, type MemberEvent } from './support/member-process.js';
+import { freePort } from '../support/free-port.js';
 
 const MEMBER_SCRIPT = fileURLToPath(new URL('./fixtures/libp2p-cluster-member.js', import.meta.url));
 /** Room for process start-up and scheduling on a loaded CI machine, on top of the protocol's own bound. */
 const SCHEDULING_SLACK_MS = 3000;
 const STARTUP_MS = 10_000;
 
-interface MemberEvent {
-  type: string;
-  member?: string;
-  origin?: string;
-  from?: string;
-  text?: string;
-  address?: string;
-  peerId?: string;
-}
-
-class MemberProcess {
-  readonly events: MemberEvent[] = [];
-  private waiters: { match: (event: MemberEvent) => boolean; resolve: (event: MemberEvent) => void }[] = [];
-  readonly child: ChildProcessWithoutNullStreams;
-  readonly exited: Promise<void>;
-
-  constructor(
-    readonly name: string,
-    args: string[],
-  ) {
-    this.child = spawn(process.execPath, [MEMBER_SCRIPT, name, ...args], { stdio: 'pipe' });
-    this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
-    this.child.stderr.on('data', (chunk: Buffer) => process.stderr.write(`[${name}] ${chunk.toString()}`));
-    createInterface({ input: this.child.stdout }).on('line', (line) => {
-      const event = JSON.parse(line) as MemberEvent;
-      this.events.push(event);
-      for (const waiter of [...this.waiters]) {
-        if (!waiter.match(event)) continue;
-        this.waiters = this.waiters.filter((other) => other !== waiter);
-        waiter.resolve(event);
-      }
-    });
-  }
-
-  /** The first event from now on (or already seen, when `seen` allows) that matches, within `timeoutMs`. */
-  waitFor(match: (event: MemberEvent) => boolean, timeoutMs: number, what: string, seen = false): Promise<MemberEvent> {
-    const earlier = seen ? this.events.find(match) : undefined;
-    if (earlier !== undefined) return Promise.resolve(earlier);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${this.name}: no ${what} within ${timeoutMs} ms`)), timeoutMs);
-      this.waiters.push({
-        match,
-        resolve: (event) => {
-          clearTimeout(timer);
-          resolve(event);
-        },
-      });
-    });
-  }
-
-  async ready(): Promise<MemberEvent> {
-    return this.waitFor((event) => event.type === 'ready', STARTUP_MS, 'ready', true);
-  }
-
-  send(command: string): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.stdin.write(`${command}\n`);
-  }
-
-  async kill(signal: NodeJS.Signals): Promise<void> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
-    await this.exited;
-  }
-}
+/** The member's ready event, which carries its address. */
+const ready = (member: MemberProcess): Promise<MemberEvent> => member.waitFor((event) => event.type === 'ready', STARTUP_MS, 'ready', true);
 
 const running: MemberProcess[] = [];
 let root: string | undefined;
@@ -92,16 +29,6 @@ after(async () => {
   await Promise.all(running.map((member) => member.kill('SIGKILL')));
   if (root !== undefined) await rm(root, { recursive: true, force: true });
 });
-
-/** A 127.0.0.1 TCP port that was free a moment ago, so a restarted member can listen on it again. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  return address.port;
-}
 
 /**
  * Publishes `text` on the gossipsub topic every 500 ms until every receiver has it. Gossipsub forwards
@@ -128,18 +55,18 @@ test('three processes over libp2p: join, SIGKILL declared dead, rejoin after res
   const ports = await Promise.all(names.map(() => freePort()));
   const argsOf = (index: number, seeds: string[]): string[] => [dataDirs[index]!, String(ports[index]), peerIds.join(','), ...seeds];
   const startMember = (index: number, seeds: string[]): MemberProcess => {
-    const member = new MemberProcess(names[index]!, argsOf(index, seeds));
+    const member = new MemberProcess(MEMBER_SCRIPT, names[index]!, argsOf(index, seeds));
     running.push(member);
     return member;
   };
 
   const a = startMember(0, []);
-  const readyA = await a.ready();
+  const readyA = await ready(a);
   assert.equal(readyA.peerId, peerIds[0]);
   // Seeds written host:port, as in cluster.join: the peer id comes from the noise handshake.
   const b = startMember(1, [`127.0.0.1:${ports[0]}`]);
   const c = startMember(2, [`127.0.0.1:${ports[0]}`]);
-  const readyC = await c.ready();
+  const readyC = await ready(c);
   const joinedOf = (observer: MemberProcess, name: string): Promise<MemberEvent> =>
     observer.waitFor((event) => event.type === 'join' && event.member === name, STARTUP_MS, `join of ${name}`, true);
   await Promise.all([joinedOf(a, 'b'), joinedOf(a, 'c'), joinedOf(b, 'a'), joinedOf(b, 'c'), joinedOf(c, 'a'), joinedOf(c, 'b')]);
@@ -148,7 +75,7 @@ test('three processes over libp2p: join, SIGKILL declared dead, rejoin after res
   // A cluster broadcast (gossip over libp2p packet streams) and a gossipsub publish reach both others.
   b.send('broadcast hello from b');
   const stopPublishing = publishUntilDelivered(b, 'pubsub from b', [a, c]);
-  const readyB = await b.ready();
+  const readyB = await ready(b);
   for (const receiver of [a, c]) {
     const gossip = await receiver.waitFor((e) => e.type === 'broadcast' && e.text === 'hello from b', 5000, 'broadcast', true);
     assert.equal(gossip.origin, 'b');
@@ -172,7 +99,7 @@ test('three processes over libp2p: join, SIGKILL declared dead, rejoin after res
   const rejoined = Promise.all([a, b].map((observer) => observer.waitFor((e) => e.type === 'join' && e.member === 'c', STARTUP_MS, 'rejoin of c')));
   const restartedAt = Date.now();
   const c2 = startMember(2, [readyA.address!, readyB.address!]);
-  const readyC2 = await c2.ready();
+  const readyC2 = await ready(c2);
   assert.equal(readyC2.peerId, peerIds[2]);
   assert.equal(readyC2.address, readyC.address);
   await rejoined;

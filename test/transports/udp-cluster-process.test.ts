@@ -3,88 +3,27 @@
 // rejoin after a restart on the same port, and deliver broadcasts.
 
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_MEMBERSHIP_CONFIG, maxSuspicionTimeoutMs, minSuspicionTimeoutMs } from '../../cluster/index.js';
 import { FAST_PROFILE } from './fixtures/fast-profile.js';
 import { freeTcpAddress } from './support/udp-network.js';
+import { MemberProcess, type MemberEvent } from './support/member-process.js';
 
 const MEMBER_SCRIPT = fileURLToPath(new URL('./fixtures/udp-cluster-member.js', import.meta.url));
 /** Room for process start-up and scheduling on a loaded CI machine, on top of the protocol's own bound. */
 const SCHEDULING_SLACK_MS = 3000;
-
-interface MemberEvent {
-  type: string;
-  member?: string;
-  origin?: string;
-  text?: string;
-  address?: string;
-}
-
-class MemberProcess {
-  readonly events: MemberEvent[] = [];
-  private waiters: { match: (event: MemberEvent) => boolean; resolve: (event: MemberEvent) => void }[] = [];
-  readonly child: ChildProcessWithoutNullStreams;
-  readonly exited: Promise<void>;
-
-  constructor(
-    readonly name: string,
-    readonly port: number,
-    seeds: string[],
-  ) {
-    this.child = spawn(process.execPath, [MEMBER_SCRIPT, name, String(port), ...seeds], { stdio: 'pipe' });
-    this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
-    this.child.stderr.on('data', (chunk: Buffer) => process.stderr.write(`[${name}] ${chunk.toString()}`));
-    createInterface({ input: this.child.stdout }).on('line', (line) => {
-      const event = JSON.parse(line) as MemberEvent;
-      this.events.push(event);
-      for (const waiter of [...this.waiters]) {
-        if (!waiter.match(event)) continue;
-        this.waiters = this.waiters.filter((other) => other !== waiter);
-        waiter.resolve(event);
-      }
-    });
-  }
-
-  get address(): string {
-    return `127.0.0.1:${this.port}`;
-  }
-
-  /** The first event from now on (or already seen, when `seen` allows) that matches, within `timeoutMs`. */
-  waitFor(match: (event: MemberEvent) => boolean, timeoutMs: number, what: string, seen = false): Promise<MemberEvent> {
-    const earlier = seen ? this.events.find(match) : undefined;
-    if (earlier !== undefined) return Promise.resolve(earlier);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${this.name}: no ${what} within ${timeoutMs} ms`)), timeoutMs);
-      this.waiters.push({
-        match,
-        resolve: (event) => {
-          clearTimeout(timer);
-          resolve(event);
-        },
-      });
-    });
-  }
-
-  send(command: string): void {
-    this.child.stdin.write(`${command}\n`);
-  }
-
-  async kill(signal: NodeJS.Signals): Promise<void> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
-    await this.exited;
-  }
-}
 
 const running: MemberProcess[] = [];
 after(async () => {
   await Promise.all(running.map((member) => member.kill('SIGKILL')));
 });
 
+/** A member's address: the same port for its UDP packets and its HTTP requests. */
+const at = (port: number): string => `127.0.0.1:${port}`;
+
 function startMember(name: string, port: number, seeds: string[]): MemberProcess {
-  const member = new MemberProcess(name, port, seeds);
+  const member = new MemberProcess(MEMBER_SCRIPT, name, [String(port), ...seeds]);
   running.push(member);
   return member;
 }
@@ -97,8 +36,8 @@ test('three processes over UDP: join, SIGKILL declared dead, rejoin after restar
   const startupMs = 10_000;
   const a = startMember('a', portA, []);
   await a.waitFor((event) => event.type === 'ready', startupMs, 'ready', true);
-  const b = startMember('b', portB, [a.address]);
-  const c = startMember('c', portC, [a.address]);
+  const b = startMember('b', portB, [at(portA)]);
+  const c = startMember('c', portC, [at(portA)]);
   const joinedOf = (observer: MemberProcess, name: string): Promise<MemberEvent> =>
     observer.waitFor((event) => event.type === 'join' && event.member === name, startupMs, `join of ${name}`, true);
   await Promise.all([joinedOf(a, 'b'), joinedOf(a, 'c'), joinedOf(b, 'a'), joinedOf(b, 'c'), joinedOf(c, 'a'), joinedOf(c, 'b')]);
@@ -124,7 +63,7 @@ test('three processes over UDP: join, SIGKILL declared dead, rejoin after restar
 
   // Restarted on the same port with the same name, c is accepted again by both.
   const rejoined = Promise.all([a, b].map((observer) => observer.waitFor((e) => e.type === 'join' && e.member === 'c', startupMs, 'rejoin of c')));
-  const c2 = startMember('c', portC, [a.address, b.address]);
+  const c2 = startMember('c', portC, [at(portA), at(portB)]);
   await rejoined;
   c2.send('broadcast back again');
   for (const receiver of [a, b]) {
