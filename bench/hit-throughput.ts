@@ -5,13 +5,13 @@
 //   npm run build && node dist/bench/hit-throughput.js [--seconds 10] [--connections 50] [--bytes 1024]
 //
 // It prints figures; it asserts nothing.
-import autocannon from 'autocannon';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cpuTimeMs, startProcess, waitFor, type Started } from './support/processes.js';
+import { startProcess, waitFor, type Started } from './support/processes.js';
+import { measureLoad, type LoadFigures } from './support/load.js';
 
 const { values } = parseArgs({
   options: {
@@ -32,30 +32,11 @@ const BARE_PORT = 18_182;
 const SVC_PORT = 18_180;
 const SVC_ADMIN_PORT = 19_180;
 
-interface Figures {
-  name: string;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
-  /** Server CPU (user + system) per request, in µs: the server's own cost, independent of load. */
-  cpuUsPerRequest: number;
-}
+/** Figures of a run that measured its server's CPU. */
+type Figures = LoadFigures & { cpuUsPerRequest: number };
 
 async function load(name: string, url: string, server: Started): Promise<Figures> {
-  // A short warm-up so JIT and keep-alive connections are settled before measuring.
-  await autocannon({ url, connections, duration: 2 });
-  const cpuBefore = cpuTimeMs(server.child.pid!);
-  const result = await autocannon({ url, connections, duration: seconds });
-  const cpuMs = cpuTimeMs(server.child.pid!) - cpuBefore;
-  return {
-    cpuUsPerRequest: (cpuMs * 1000) / Math.max(1, result.requests.total),
-    name,
-    requestsPerSecond: result.requests.average,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    errors: result.errors + result.non2xx,
-  };
+  return (await measureLoad(name, url, { connections, seconds, serverPid: server.child.pid })) as Figures;
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'svc-bench-'));

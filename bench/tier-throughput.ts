@@ -8,9 +8,8 @@
 // from lmdb. The memory run starts a node in this process, fills it through HTTP with distinct URLs
 // (256-byte bodies, the headers of a typical static asset) and compares the heap after a full GC
 // with the heap of the same node before the fill. It prints figures; it asserts nothing.
-import autocannon from 'autocannon';
 import { createServer } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +20,8 @@ import { Agent, request } from 'undici';
 import { parseConfig } from '../src/config/index.js';
 import { createLogger } from '../src/observe/logger.js';
 import { startNode } from '../src/node/svc-node.js';
-import { startProcess, waitFor } from './support/processes.js';
+import { freePort, startProcess, waitFor } from './support/processes.js';
+import { measureLoad, type LoadFigures } from './support/load.js';
 
 const { values } = parseArgs({
   options: {
@@ -44,15 +44,6 @@ if (gc === undefined) {
 
 const FIXED_SERVER = fileURLToPath(new URL('./servers/fixed-body-server.js', import.meta.url));
 const SVC_CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
-/** A port the system says is free now (bound, then released), since child processes need theirs up front. */
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 const [ORIGIN_PORT, HOT_PORT, HOT_ADMIN_PORT, WARM_PORT, WARM_ADMIN_PORT] = [
   await freePort(),
   await freePort(),
@@ -61,26 +52,7 @@ const [ORIGIN_PORT, HOT_PORT, HOT_ADMIN_PORT, WARM_PORT, WARM_ADMIN_PORT] = [
   await freePort(),
 ];
 
-interface Figures {
-  name: string;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
-}
-
-async function load(name: string, url: string): Promise<Figures> {
-  // A short warm-up so JIT and keep-alive connections are settled before measuring.
-  await autocannon({ url, connections, duration: 2 });
-  const result = await autocannon({ url, connections, duration: seconds });
-  return {
-    name,
-    requestsPerSecond: result.requests.average,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    errors: result.errors + result.non2xx,
-  };
-}
+const load = (name: string, url: string): Promise<LoadFigures> => measureLoad(name, url, { connections, seconds });
 
 async function svcConfig(dir: string, name: string, lines: string[]): Promise<string> {
   const path = join(dir, `${name}.yaml`);
@@ -142,7 +114,7 @@ async function throughput(dir: string): Promise<void> {
           .padStart(6)}   ${row.errors}`,
       );
     }
-    const [, hotRow, warmRow] = rows as [Figures, Figures, Figures];
+    const [, hotRow, warmRow] = rows as [LoadFigures, LoadFigures, LoadFigures];
     console.log(`\nwarm / hot HIT throughput: ${(warmRow.requestsPerSecond / hotRow.requestsPerSecond).toFixed(3)}x`);
     console.log(`HITs by source, hot-tier node:\n${await xCacheSource(HOT_ADMIN_PORT)}`);
     console.log(`HITs by source, warm-tier node:\n${await xCacheSource(WARM_ADMIN_PORT)}`);

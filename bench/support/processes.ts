@@ -2,6 +2,7 @@
 // share their event loop, and stopping them when done.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { request } from 'undici';
 
 export interface Started {
@@ -49,4 +50,13 @@ export async function waitFor(url: string, timeoutMs = 20_000, expectStatus = 20
     if (Date.now() > deadline) throw new Error(`${url} did not come up within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** A port for a child process, which must be told its ports up front: bound by the system, then released. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

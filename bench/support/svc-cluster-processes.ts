@@ -2,12 +2,13 @@
 // admin and cluster ports and config file, started together and stopped together. Adapted from the
 // tests' cluster support (bench/ does not import test/), without the kill and restart a test needs.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { startProcess, type Started } from './processes.js';
+import { freePort, startProcess, type Started } from './processes.js';
+
+export { freePort };
 
 const SVC_CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 export const BENCH_ADMIN_TOKEN = 'bench-cluster-token-0123456789';
@@ -37,15 +38,6 @@ export interface BenchClusterOptions {
   originUrl: string;
   /** Required by strong mode; one hop reaches the owner, two leave room for a ring change in flight. */
   hopLimit: number;
-}
-
-/** A port for a child process, which must be told its ports up front: bound by the system, then released. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function getJson(url: string): Promise<unknown> {
