@@ -67,21 +67,14 @@ export function createDataPlaneServer(deps: DataPlaneDeps): Server {
   };
   const server = createServer({ requireHostHeader: false }, (request, response) => {
     const exchange = new Exchange(request, response, deps);
-    const fail = (error: unknown): void => {
-      deps.logger.error({ err: error, path: requestPath(request) }, 'data-plane request failed');
-      if (!response.headersSent) {
-        response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
-        response.end('svc: internal error\n');
-      } else response.destroy();
-    };
     let pending: Promise<unknown> | undefined;
     try {
       pending = handle(deps, exchange, cachingRouteOf);
     } catch (error) {
-      fail(error);
+      failRequest(deps, exchange, error);
     }
-    // A hit was answered synchronously: settle it now, without a promise.
-    if (pending) pending.catch(fail).finally(() => exchange.settle());
+    // A hit was answered synchronously: settle it now, with no promise and no closure.
+    if (pending) pending.catch((error: unknown) => failRequest(deps, exchange, error)).finally(() => exchange.settle());
     else exchange.settle();
   });
   server.on('clientError', (error: Error & { code?: string }, socket: Socket) => {
@@ -90,6 +83,16 @@ export function createDataPlaneServer(deps: DataPlaneDeps): Server {
     else socket.destroy();
   });
   return server;
+}
+
+/** A handler threw: a 500 when nothing was sent yet, else the connection is cut mid-response. */
+function failRequest(deps: DataPlaneDeps, exchange: Exchange, error: unknown): void {
+  const { request, response } = exchange;
+  deps.logger.error({ err: error, path: requestPath(request) }, 'data-plane request failed');
+  if (!response.headersSent) {
+    response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+    response.end('svc: internal error\n');
+  } else response.destroy();
 }
 
 /** Routes one request; returns the promise of its answer only when it is not answered already. */

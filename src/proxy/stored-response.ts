@@ -56,7 +56,7 @@ export function serveStored(
     }
   }
 
-  response.writeHead(entry.status, storedFields(entry, cacheResult, nowMs));
+  response.writeHead(entry.status, fieldsWithAge(entry.headers, age, cacheResult));
   if (isHead) {
     response.end();
     return;
@@ -67,9 +67,11 @@ export function serveStored(
 
 /** The fields of a whole stored response as svc sends it: the stored ones plus Age and X-Cache. */
 export function storedFields(entry: CacheEntry, cacheResult: CacheResult, nowMs: number): string[] {
-  const fields = entry.headers.slice();
-  fields.push('age', String(ageSeconds(entry, nowMs)), 'x-cache', cacheResult);
-  return fields;
+  return fieldsWithAge(entry.headers, String(ageSeconds(entry, nowMs)), cacheResult);
+}
+
+function fieldsWithAge(stored: readonly string[], age: string, cacheResult: CacheResult): string[] {
+  return [...stored, 'age', age, 'x-cache', cacheResult];
 }
 
 function withoutContentLength(fields: readonly string[]): string[] {

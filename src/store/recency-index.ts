@@ -19,6 +19,9 @@ export interface IndexNode {
 /** Whether a variant can be added: it replaces one, is new, or would exceed MAX_VARIANTS. */
 export type Admission = 'replace' | 'add' | 'vary_cap';
 
+/** What variantsOf answers for a key with no variants: one shared empty list. */
+const NONE: readonly never[] = Object.freeze([]);
+
 export class RecencyIndex<N extends IndexNode> {
   readonly #groups = new Map<string, N | N[]>();
   /** Most recently used end of the list. */
@@ -39,7 +42,7 @@ export class RecencyIndex<N extends IndexNode> {
   /** The variants of `key`, oldest stored first; an empty array when there are none. */
   variantsOf(key: string): readonly N[] {
     const group = this.#groups.get(key);
-    if (group === undefined) return [];
+    if (group === undefined) return NONE;
     return Array.isArray(group) ? group : [group];
   }
 
