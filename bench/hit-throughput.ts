@@ -2,8 +2,12 @@
 // straight to the origin and to a bare Node `http` server answering the same bytes from memory
 // (Node's ceiling here). Each server runs in its own process; autocannon loads them one at a time.
 //
-//   npm run build && node dist/bench/hit-throughput.js [--seconds 10] [--connections 50] [--bytes 1024]
+//   npm run build && node dist/bench/hit-throughput.js [--rounds 5] [--seconds 4] [--connections 50] [--bytes 1024]
 //
+// The three targets are loaded in turn, round after round (the order rotating), and each figure is
+// the median over the rounds: on a shared machine the capacity drifts by tens of percent within a
+// minute, and a ratio taken from runs minutes apart measures the drift, not svc. The headline ratio
+// is the median of the per-round ratios, each from runs seconds apart.
 // It prints figures; it asserts nothing.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,12 +19,14 @@ import { measureLoad, type LoadFigures } from './support/load.js';
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '4' },
     connections: { type: 'string', default: '50' },
     bytes: { type: 'string', default: '1024' },
     warm: { type: 'boolean', default: false },
   },
 });
+const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const bytes = Number(values.bytes);
@@ -35,8 +41,22 @@ const SVC_ADMIN_PORT = 19_180;
 /** Figures of a run that measured its server's CPU. */
 type Figures = LoadFigures & { cpuUsPerRequest: number };
 
-async function load(name: string, url: string, server: Started): Promise<Figures> {
-  return (await measureLoad(name, url, { connections, seconds, serverPid: server.child.pid })) as Figures;
+interface Target {
+  name: string;
+  url: string;
+  server: Started;
+  runs: Figures[];
+}
+
+async function load(target: Target, warmUpSeconds: number): Promise<Figures> {
+  const options = { connections, seconds, serverPid: target.server.child.pid, warmUpSeconds };
+  return (await measureLoad(target.name, target.url, options)) as Figures;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'svc-bench-'));
@@ -63,24 +83,41 @@ try {
   await waitFor(`http://127.0.0.1:${SVC_ADMIN_PORT}/readyz`);
   await waitFor(`http://127.0.0.1:${SVC_PORT}/hit`); // fills the cache: every later request is a HIT
 
-  const rows = [
-    await load('bare node http (ceiling)', `http://127.0.0.1:${BARE_PORT}/hit`, bare),
-    await load('origin direct', `http://127.0.0.1:${ORIGIN_PORT}/hit`, origin),
-    await load('svc HIT (hot tier)', `http://127.0.0.1:${SVC_PORT}/hit`, svc),
+  const targets: Target[] = [
+    { name: 'bare node http (ceiling)', url: `http://127.0.0.1:${BARE_PORT}/hit`, server: bare, runs: [] },
+    { name: 'origin direct', url: `http://127.0.0.1:${ORIGIN_PORT}/hit`, server: origin, runs: [] },
+    { name: 'svc HIT (hot tier)', url: `http://127.0.0.1:${SVC_PORT}/hit`, server: svc, runs: [] },
   ];
-  const [ceiling, direct, svcHit] = rows as [Figures, Figures, Figures];
-  console.log(`\n${bytes}-byte body, ${connections} connections, ${seconds} s per run, Node ${process.version}\n`);
+  const [ceiling, direct, svcHit] = targets as [Target, Target, Target];
+  for (const target of targets) await load(target, 2); // JIT and keep-alive settled before any round
+  const svcOverBare: number[] = [];
+  const svcOverDirect: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    for (let turn = 0; turn < targets.length; turn++) {
+      const target = targets[(round + turn) % targets.length]!;
+      target.runs.push(await load(target, 0));
+    }
+    const last = (target: Target): number => target.runs.at(-1)!.requestsPerSecond;
+    svcOverBare.push(last(svcHit) / last(ceiling));
+    svcOverDirect.push(last(svcHit) / last(direct));
+  }
+
+  console.log(`\n${bytes}-byte body, ${connections} connections, ${rounds} rounds of ${seconds} s per target, Node ${process.version}`);
+  console.log('medians over the rounds\n');
   console.log('target                        req/s      p50 ms   p99 ms   server CPU µs/req   errors');
-  for (const row of rows) {
+  for (const { name, runs } of targets) {
+    const of = (figure: (run: Figures) => number): number => median(runs.map(figure));
     console.log(
-      `${row.name.padEnd(28)} ${row.requestsPerSecond.toFixed(0).padStart(8)}   ${row.p50Ms.toFixed(2).padStart(6)}   ${row.p99Ms
+      `${name.padEnd(28)} ${of((r) => r.requestsPerSecond).toFixed(0).padStart(8)}   ${of((r) => r.p50Ms).toFixed(2).padStart(6)}   ${of((r) => r.p99Ms)
         .toFixed(2)
-        .padStart(6)}   ${row.cpuUsPerRequest.toFixed(1).padStart(17)}   ${row.errors}`,
+        .padStart(6)}   ${of((r) => r.cpuUsPerRequest).toFixed(1).padStart(17)}   ${runs.reduce((sum, r) => sum + r.errors, 0)}`,
     );
   }
-  console.log(`\nsvc HIT / bare node:    ${(svcHit.requestsPerSecond / ceiling.requestsPerSecond).toFixed(3)}x  (target >= 0.8x)`);
-  console.log(`svc HIT / origin direct: ${(svcHit.requestsPerSecond / direct.requestsPerSecond).toFixed(3)}x`);
-  console.log(`CPU per request, bare / svc: ${(ceiling.cpuUsPerRequest / svcHit.cpuUsPerRequest).toFixed(3)}x (the throughput ratio a CPU-bound server reaches)`);
+  const perRound = svcOverBare.map((ratio) => ratio.toFixed(2)).join(' ');
+  console.log(`\nsvc HIT / bare node:    ${median(svcOverBare).toFixed(3)}x  (target >= 0.8x; per round: ${perRound})`);
+  console.log(`svc HIT / origin direct: ${median(svcOverDirect).toFixed(3)}x`);
+  const cpu = (target: Target): number => median(target.runs.map((r) => r.cpuUsPerRequest));
+  console.log(`CPU per request, bare / svc: ${(cpu(ceiling) / cpu(svcHit)).toFixed(3)}x (the throughput ratio a CPU-bound server reaches)`);
 } finally {
   await Promise.all([svc.stop(), origin.stop(), bare.stop()]);
   await rm(dir, { recursive: true, force: true });

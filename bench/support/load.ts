@@ -18,13 +18,15 @@ export interface LoadOptions {
   seconds: number;
   /** The server process, to read its CPU time from /proc. */
   serverPid?: number | undefined;
+  /** Load before the measured run, so JIT and keep-alive connections are settled; 2 s by default. */
+  warmUpSeconds?: number;
 }
 
 const WARM_UP_SECONDS = 2;
 
 export async function measureLoad(name: string, url: string, options: LoadOptions): Promise<LoadFigures> {
-  const { connections, seconds, serverPid } = options;
-  await autocannon({ url, connections, duration: WARM_UP_SECONDS });
+  const { connections, seconds, serverPid, warmUpSeconds = WARM_UP_SECONDS } = options;
+  if (warmUpSeconds > 0) await autocannon({ url, connections, duration: warmUpSeconds });
   const cpuBefore = serverPid === undefined ? 0 : cpuTimeMs(serverPid);
   const result = await autocannon({ url, connections, duration: seconds });
   const figures: LoadFigures = {
