@@ -78,11 +78,11 @@ class MemoryCacheStore implements HotStore {
 
   variants(key: string): CacheEntry[] {
     const nodes = this.#index.variantsOf(key);
-    const found = new Array<CacheEntry>(nodes.length);
-    for (let i = nodes.length - 1, at = 0; i >= 0; i -= 1, at += 1) {
+    const found: CacheEntry[] = [];
+    for (let i = nodes.length - 1; i >= 0; i -= 1) {
       const node = nodes[i] as HotNode;
       this.#index.touch(node);
-      found[at] = node.entry;
+      found.push(node.entry);
     }
     return found;
   }
