@@ -12,13 +12,14 @@
 // warmed with 8,000 requests so the JIT has settled, counters zeroed, then `--requests` counted.
 // It prints figures; it asserts nothing.
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { freePort, startProcess, waitFor, type Started } from './support/processes.js';
+import { writeBenchSvcConfig } from './support/svc-config.js';
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '3000' } } });
 const requests = Number(values.requests);
@@ -78,16 +79,7 @@ function summary(dump: string): number {
 }
 
 const [originPort, barePort, svcPort, adminPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-const configPath = join(dir, 'svc.yaml');
-await writeFile(
-  configPath,
-  [
-    `listen: 127.0.0.1:${svcPort}`,
-    `admin: { listen: "127.0.0.1:${adminPort}", token: bench-admin-token-0123456789 }`,
-    `pools: [{ name: origin, upstreams: ["http://127.0.0.1:${originPort}"] }]`,
-    'routes: [{ name: bench, match: { path_prefix: / }, pool: origin }]',
-  ].join('\n'),
-);
+const configPath = await writeBenchSvcConfig(join(dir, 'svc.yaml'), { port: svcPort, adminPort, originPort });
 const origin = startProcess(process.execPath, [FIXED_SERVER, String(originPort), '1024']);
 try {
   await waitFor(`http://127.0.0.1:${originPort}/hit`);

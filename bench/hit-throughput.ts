@@ -9,13 +9,14 @@
 // minute, and a ratio taken from runs minutes apart measures the drift, not svc. The headline ratio
 // is the median of the per-round ratios, each from runs seconds apart.
 // It prints figures; it asserts nothing.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startProcess, waitFor, type Started } from './support/processes.js';
 import { measureLoad, type LoadFigures } from './support/load.js';
+import { writeBenchSvcConfig } from './support/svc-config.js';
 
 const { values } = parseArgs({
   options: {
@@ -60,18 +61,12 @@ function median(values: readonly number[]): number {
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'svc-bench-'));
-const configPath = join(dir, 'svc.yaml');
-await writeFile(
-  configPath,
-  [
-    `listen: 127.0.0.1:${SVC_PORT}`,
-    `admin: { listen: "127.0.0.1:${SVC_ADMIN_PORT}", token: bench-admin-token-0123456789 }`,
-    'hot_max_bytes: 268435456',
-    ...(values.warm ? [`warm: { path: ${JSON.stringify(join(dir, 'warm'))}, max_bytes: 1073741824 }`] : []),
-    'pools: [{ name: origin, upstreams: ["http://127.0.0.1:' + ORIGIN_PORT + '"] }]',
-    'routes: [{ name: bench, match: { path_prefix: / }, pool: origin }]',
-  ].join('\n'),
-);
+const configPath = await writeBenchSvcConfig(join(dir, 'svc.yaml'), {
+  port: SVC_PORT,
+  adminPort: SVC_ADMIN_PORT,
+  originPort: ORIGIN_PORT,
+  extra: ['hot_max_bytes: 268435456', ...(values.warm ? [`warm: { path: ${JSON.stringify(join(dir, 'warm'))}, max_bytes: 1073741824 }`] : [])],
+});
 
 const origin = startProcess(process.execPath, [FIXED_SERVER, String(ORIGIN_PORT), String(bytes)]);
 const bare = startProcess(process.execPath, [FIXED_SERVER, String(BARE_PORT), String(bytes)]);

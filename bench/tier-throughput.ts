@@ -10,7 +10,7 @@
 // with the heap of the same node before the fill. It prints figures; it asserts nothing.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -22,6 +22,7 @@ import { createLogger } from '../src/observe/logger.js';
 import { startNode } from '../src/node/svc-node.js';
 import { freePort, startProcess, waitFor } from './support/processes.js';
 import { measureLoad, type LoadFigures } from './support/load.js';
+import { BENCH_ADMIN_TOKEN, writeBenchSvcConfig } from './support/svc-config.js';
 
 const { values } = parseArgs({
   options: {
@@ -54,18 +55,6 @@ const [ORIGIN_PORT, HOT_PORT, HOT_ADMIN_PORT, WARM_PORT, WARM_ADMIN_PORT] = [
 
 const load = (name: string, url: string): Promise<LoadFigures> => measureLoad(name, url, { connections, seconds });
 
-async function svcConfig(dir: string, name: string, lines: string[]): Promise<string> {
-  const path = join(dir, `${name}.yaml`);
-  await writeFile(
-    path,
-    [
-      ...lines,
-      `pools: [{ name: origin, upstreams: ["http://127.0.0.1:${ORIGIN_PORT}"] }]`,
-      'routes: [{ name: bench, match: { path_prefix: / }, pool: origin }]',
-    ].join('\n'),
-  );
-  return path;
-}
 
 async function xCacheSource(adminPort: number): Promise<string> {
   const response = await request(`http://127.0.0.1:${adminPort}/metrics`);
@@ -78,18 +67,22 @@ async function xCacheSource(adminPort: number): Promise<string> {
 }
 
 async function throughput(dir: string): Promise<void> {
-  const hotConfig = await svcConfig(dir, 'hot', [
-    `listen: 127.0.0.1:${HOT_PORT}`,
-    `admin: { listen: "127.0.0.1:${HOT_ADMIN_PORT}", token: bench-admin-token-0123456789 }`,
-    'hot_max_bytes: 268435456',
-  ]);
-  const warmConfig = await svcConfig(dir, 'warm', [
-    `listen: 127.0.0.1:${WARM_PORT}`,
-    `admin: { listen: "127.0.0.1:${WARM_ADMIN_PORT}", token: bench-admin-token-0123456789 }`,
-    // One byte: no entry fits in memory, so every hit is a warm-tier read.
-    'hot_max_bytes: 1',
-    `warm: { path: ${JSON.stringify(join(dir, 'warm'))}, max_bytes: 1073741824 }`,
-  ]);
+  const hotConfig = await writeBenchSvcConfig(join(dir, 'hot.yaml'), {
+    port: HOT_PORT,
+    adminPort: HOT_ADMIN_PORT,
+    originPort: ORIGIN_PORT,
+    extra: ['hot_max_bytes: 268435456'],
+  });
+  const warmConfig = await writeBenchSvcConfig(join(dir, 'warm.yaml'), {
+    port: WARM_PORT,
+    adminPort: WARM_ADMIN_PORT,
+    originPort: ORIGIN_PORT,
+    extra: [
+      // One byte: no entry fits in memory, so every hit is a warm-tier read.
+      'hot_max_bytes: 1',
+      `warm: { path: ${JSON.stringify(join(dir, 'warm'))}, max_bytes: 1073741824 }`,
+    ],
+  });
   const origin = startProcess(process.execPath, [FIXED_SERVER, String(ORIGIN_PORT), String(bytes)]);
   const hot = startProcess(process.execPath, [SVC_CLI, 'serve', '--config', hotConfig]);
   const warm = startProcess(process.execPath, [SVC_CLI, 'serve', '--config', warmConfig]);
@@ -152,7 +145,7 @@ async function memoryPerEntry(): Promise<void> {
   const node = await startNode({
     config: parseConfig({
       listen: '127.0.0.1:0',
-      admin: { listen: '127.0.0.1:0', token: 'bench-admin-token-0123456789' },
+      admin: { listen: '127.0.0.1:0', token: BENCH_ADMIN_TOKEN },
       hot_max_bytes: 4 * 1024 * 1024 * 1024,
       pools: [{ name: 'origin', upstreams: [originUrl] }],
       routes: [{ name: 'assets', match: { path_prefix: '/' }, pool: 'origin' }],
