@@ -29,6 +29,7 @@ import { mountClusterRoutes } from '../admin/cluster-routes.js';
 import { ClusterNode } from '../clustering/cluster-node.js';
 import { Readiness } from './readiness.js';
 import { InFlightRequests } from './in-flight.js';
+import { Teardown } from './teardown.js';
 
 export interface StartNodeOptions {
   config: Config;
@@ -55,19 +56,36 @@ export interface SvcNode {
   adminRoutes(): string[];
   /** Stops taking new work; resolves when in-flight requests are done or the drain timed out. */
   drain(): Promise<void>;
-  /** Closes listeners, pools and stores; the warm tier is flushed first. */
+  /** Closes the cluster, listeners, pools and stores, newest first; the warm tier is flushed before it closes. */
   stop(): Promise<void>;
 }
 
 /** How long drain waits for in-flight requests: as long as the slowest origin is allowed to take. */
 const DRAIN_TIMEOUT_MS = 30_000;
 
-async function listen(server: Server, address: string): Promise<string> {
+/** What the system says when a listener cannot open, in the words an operator searches for. */
+const LISTEN_FAILURES: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'address already in use',
+  EADDRNOTAVAIL: 'no interface of this host has that address',
+  EACCES: 'permission denied',
+};
+
+/** A listener that could not open: names which one, its configured address and why. */
+export class ListenError extends Error {
+  constructor(listener: string, address: string, cause: NodeJS.ErrnoException) {
+    const reason = cause.code !== undefined && LISTEN_FAILURES[cause.code] ? `${LISTEN_FAILURES[cause.code]} (${cause.code})` : cause.message;
+    super(`the ${listener} listener cannot open ${address}: ${reason}`, { cause });
+    this.name = 'ListenError';
+  }
+}
+
+async function listen(server: Server, listener: string, address: string): Promise<string> {
   const { host, port } = splitHostPort(address);
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const onError = (error: NodeJS.ErrnoException): void => reject(new ListenError(listener, address, error));
+    server.once('error', onError);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', onError);
       resolve();
     });
   });
@@ -86,6 +104,16 @@ async function close(server: Server): Promise<void> {
 }
 
 export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
+  const teardown = new Teardown();
+  try {
+    return await openNode(options, teardown);
+  } catch (error) {
+    await teardown.run().catch((closeError: unknown) => options.logger.warn({ err: closeError }, 'closing after a failed start failed'));
+    throw error;
+  }
+}
+
+async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<SvcNode> {
   const { config, logger } = options;
   const now = options.now ?? Date.now;
   const metrics = new NodeMetrics();
@@ -115,7 +143,8 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
   const router = new AdminRouter();
   mountHealthRoutes(router, { readiness, metrics, drain });
   const adminServer = createAdminServer(router, logger);
-  const adminUrl = await listen(adminServer, config.admin.listen);
+  const adminUrl = await listen(adminServer, 'admin', config.admin.listen);
+  teardown.add(() => close(adminServer));
 
   let warm: WarmStore | undefined;
   if (config.warm) {
@@ -123,6 +152,11 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
     warm = await readiness.phase('log_replay', () =>
       openWarmStore({ path: warmConfig.path, maxBytes: warmConfig.max_bytes, writeQueueLength: warmConfig.write_queue_length, now }),
     );
+    const opened = warm;
+    teardown.add(async () => {
+      await opened.flush();
+      await opened.close();
+    });
     const report = warm.openReport;
     if (report.discardedSchema) logger.warn({ discarded: report.discardedSchema }, 'warm tier held another schema version: wiped');
     logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
@@ -137,6 +171,7 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
   // restart that an invalidation would need to hide.
   const invalidator = createInvalidator({ cache, logger, now, dataDir: config.warm ? join(config.warm.path, 'invalidation') : undefined });
   await readiness.phase('log_replay', () => invalidator.start());
+  teardown.add(() => invalidator.stop());
 
   let dataUrl = '';
   const cluster: ClusterNode | undefined = config.cluster
@@ -188,6 +223,9 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
       }),
     ]),
   );
+  teardown.add(async () => {
+    await Promise.all([...pools.values()].map((pool) => pool.close()));
+  });
   const routeRules = config.routes.map((route) => ({
     ...route,
     policy: {
@@ -216,6 +254,7 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
           persistDirectory: config.warm ? join(config.warm.path, 'refresh') : undefined,
         });
   await refresher?.start();
+  if (refresher) teardown.add(() => refresher.stop());
   const cacheFlow: CacheFlow = new CacheFlow({
     cache,
     now,
@@ -237,10 +276,14 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
     isDraining: () => readiness.isDraining(),
     smugglingRejected: metrics.smugglingRejected,
   });
-  dataUrl = await listen(dataServer, config.listen);
+  dataUrl = await listen(dataServer, 'data-plane', config.listen);
+  teardown.add(() => close(dataServer));
   readiness.set('data_listener_bound', true, `listening on ${dataUrl}`);
   // Joined last: peers may send fetches as soon as they know this node, and the data plane answers them.
-  await cluster?.start();
+  if (cluster) {
+    teardown.add(() => cluster.stop());
+    await cluster.start();
+  }
   logger.info({ data: dataUrl, admin: adminUrl }, 'svc is serving');
 
   return {
@@ -255,15 +298,7 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
     cluster,
     adminRoutes: () => router.routes(),
     drain,
-    async stop() {
-      await cluster?.stop();
-      await close(dataServer);
-      await refresher?.stop();
-      await invalidator.stop();
-      await Promise.all([...pools.values()].map((pool) => pool.close()));
-      await warm?.flush();
-      await warm?.close();
-      await close(adminServer);
-    },
+    // Cluster first (peers stop sending fetches), then the data plane, and the stores last.
+    stop: () => teardown.run(),
   };
 }

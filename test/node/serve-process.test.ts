@@ -2,10 +2,12 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { startTestOrigin } from '../support/test-origin.js';
 import { freePort } from '../support/free-port.js';
@@ -70,6 +72,46 @@ describe('svc serve', () => {
     assert.match(stderr, /routes\[0\]\.cache\.ttl_override: expected a duration like "30s", got "30 seconds"/);
     assert.match(stderr, /pools\[0\]\.upstreams\[0\]:/);
     assert.match(stderr, /routes\[0\]\.pool:/);
+  });
+
+  test('a port already taken stops svc with one clear line and exit 1, whichever listener it was', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-serve-'));
+    const [dataPort, adminPort, clusterPort] = [await freePort(), await freePort(), await freePort()];
+    const squatter = createServer();
+    const squatterUdp = createSocket('udp4');
+    try {
+      const base =
+        `listen: 127.0.0.1:${dataPort}\nadmin: { listen: "127.0.0.1:${adminPort}" }\nwarm: { path: ${JSON.stringify(join(dir, 'warm'))}, max_bytes: 10000000 }\n` +
+        'pools: [{ name: o, upstreams: ["http://127.0.0.1:1"] }]\nroutes: [{ name: all, pool: o }]\n';
+      const run = async (config: string): Promise<{ code: number | null; stderr: string }> => {
+        const path = join(dir, 'svc.yaml');
+        await writeFile(path, config);
+        const child = spawn(process.execPath, [CLI, 'serve', '--config', path], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SVC_ADMIN_TOKEN: 'serve-test-token-0123456789' } });
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        const [code] = (await once(child, 'exit')) as [number | null];
+        clearTimeout(killer);
+        return { code, stderr };
+      };
+
+      await new Promise<void>((resolve) => squatter.listen(dataPort, '127.0.0.1', resolve));
+      const data = await run(base);
+      assert.equal(data.code, 1, 'svc exits by itself, not killed');
+      assert.deepEqual(data.stderr.trim().split('\n'), [`svc: the data-plane listener cannot open 127.0.0.1:${dataPort}: address already in use (EADDRINUSE)`]);
+      await new Promise<void>((resolve) => squatter.close(() => resolve()));
+
+      // The cluster's UDP port taken: the admin and data listeners already open must not keep svc alive.
+      await new Promise<void>((resolve) => squatterUdp.bind(clusterPort, '127.0.0.1', resolve));
+      const cluster = await run(`${base}cluster: { mode: eventual, node_name: a, bind: "127.0.0.1:${clusterPort}" }\n`);
+      assert.equal(cluster.code, 1, 'svc exits by itself, not killed');
+      assert.equal(cluster.stderr.trim().split('\n').length, 1, cluster.stderr);
+      assert.match(cluster.stderr, new RegExp(`^svc: .*127\\.0\\.0\\.1:${clusterPort}`));
+    } finally {
+      squatter.close();
+      squatterUdp.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('an unknown --log-format is a usage error (exit 2)', async () => {
