@@ -2,7 +2,6 @@
 // share their event loop, and stopping them when done.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { request } from 'undici';
 
 export interface Started {
@@ -52,11 +51,5 @@ export async function waitFor(url: string, timeoutMs = 20_000, expectStatus = 20
   }
 }
 
-/** A port for a child process, which must be told its ports up front: bound by the system, then released. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+/** Ports for child processes: the tests' own, drawn from below the ephemeral range. */
+export { freePort } from '../../test/support/free-port.js';

@@ -117,12 +117,21 @@ describe('SIGKILL during a write-heavy load', { timeout: 90_000 }, () => {
     let stderr = '';
     started.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const deadline = Date.now() + 15_000;
-    for (;;) {
-      if (started.exitCode !== null) assert.fail(`svc exited with ${started.exitCode} at startup: ${stderr}`);
-      const ready = await fetchBody(`${adminUrl}/readyz`);
-      if (ready?.status === 200) break;
-      if (Date.now() > deadline) assert.fail(`svc was not ready within 15 s: ${stderr}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
+    try {
+      for (;;) {
+        if (started.exitCode !== null) assert.fail(`svc exited with ${started.exitCode} at startup: ${stderr}`);
+        const ready = await fetchBody(`${adminUrl}/readyz`);
+        if (ready?.status === 200) break;
+        if (Date.now() > deadline) assert.fail(`svc was not ready within 15 s: ${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    } catch (error) {
+      // A child that never became ready is not the suite's to clean up: it would keep the run waiting.
+      if (started.exitCode === null && started.signalCode === null) {
+        started.kill('SIGKILL');
+        await once(started, 'exit');
+      }
+      throw error;
     }
     return { process: started, stderr: () => stderr };
   }

@@ -38,6 +38,24 @@ interface NodeSpec {
   configPath: string;
 }
 
+/** A node's readiness conditions, its view of the members and its last output, for a failed start. */
+async function describeState(node: ClusterNodeProcess): Promise<string> {
+  const fetchText = async (path: string): Promise<string> => {
+    try {
+      return (await fetchRaw(`${node.adminUrl}${path}`)).body;
+    } catch (error) {
+      return `(${(error as Error).message})`;
+    }
+  };
+  const output = node.stdout.split('\n').filter((line) => line !== '').slice(-15).join('\n    ');
+  return [
+    `--- ${node.name} (exit ${node.child?.exitCode ?? node.child?.signalCode ?? 'none'})`,
+    `  readyz: ${await fetchText('/readyz?detail=1')}`,
+    `  peers: ${await fetchText('/v1/cluster/peers')}`,
+    `  output:\n    ${output}`,
+  ].join('\n');
+}
+
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -114,10 +132,11 @@ export async function startSvcCluster(options: { names: string[]; mode: 'strong'
     await startUp();
   } catch (error) {
     // A cluster that did not come up must not leave its processes behind: they would keep the test
-    // process (and CI) waiting forever.
+    // process (and CI) waiting forever. What each node said and reported is kept in the error.
+    const report = await Promise.all(nodes.map(describeState));
     await Promise.all(nodes.map((node) => stopChild(node, 'SIGKILL')));
     await rm(dir, { recursive: true, force: true });
-    throw error;
+    throw new Error(`${(error as Error).message}\n${report.join('\n')}`, { cause: error });
   }
 
   async function startUp(): Promise<void> {
