@@ -2,11 +2,12 @@
 // of the payload; gossipsub signs every message with the publisher's key (StrictSign), so the address
 // is believed only when its /p2p/ peer id is the signer.
 //
-// Warm-up: gossipsub forwards a message only to peers whose subscription it has heard, which happens
-// right after a connection is set up. `publish` therefore waits, at most warmUpMs, until every
-// connected peer has announced the topic; after that it publishes anyway (a broadcast to nobody is not
-// an error: `allowPublishToZeroTopicPeers`), and gossip (IHAVE/IWANT over the message cache) reaches
-// peers that subscribe within the next heartbeats.
+// Warm-up: gossipsub sends a message only to peers whose subscription it has heard and to which its
+// own outbound stream is open; both are set up right after a connection, and a peer missing either is
+// silently skipped (`sendRpc` finds no stream). `publish` therefore waits, at most warmUpMs, until
+// every connected peer has announced the topic and has our stream; after that it publishes anyway (a
+// broadcast to nobody is not an error: `allowPublishToZeroTopicPeers`), and gossip (IHAVE/IWANT over
+// the message cache) reaches peers that subscribe within the next heartbeats.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { GossipSub, Message } from '@libp2p/gossipsub';
 import type { Libp2p } from '@libp2p/interface';
@@ -17,6 +18,16 @@ import { concatBytes, encodeString, splitString } from './stream-io.js';
 
 /** How often the warm-up looks at the topic's subscribers again. */
 const WARM_UP_POLL_MS = 20;
+
+/**
+ * The peers gossipsub has an outbound stream to. `streamsOutbound` is public on the GossipSub class
+ * but missing from the interface the package exports; should a later version drop it, the warm-up
+ * falls back to waiting for subscriptions alone.
+ */
+function outboundStreams(pubsub: GossipSub): ReadonlyMap<string, unknown> | undefined {
+  const streams = (pubsub as { streamsOutbound?: unknown }).streamsOutbound;
+  return streams instanceof Map ? streams : undefined;
+}
 
 export interface GossipsubNode {
   readonly libp2p: Libp2p<{ pubsub: GossipSub }>;
@@ -71,7 +82,9 @@ export class GossipsubBroadcaster implements Broadcaster {
     const deadline = performance.now() + this.warmUpMs;
     while (performance.now() < deadline) {
       const subscribers = new Set(pubsub.getSubscribers(topic).map(String));
-      if (node.libp2p.getPeers().every((peer) => subscribers.has(peer.toString()))) return;
+      const outbound = outboundStreams(pubsub);
+      const reachable = (peer: string): boolean => subscribers.has(peer) && (outbound?.has(peer) ?? true);
+      if (node.libp2p.getPeers().every((peer) => reachable(peer.toString()))) return;
       try {
         await sleep(WARM_UP_POLL_MS, undefined, { signal: node.stopSignal });
       } catch {
