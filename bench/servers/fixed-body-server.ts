@@ -1,6 +1,7 @@
 // A bare Node `http` server answering one fixed body from memory: Node's own ceiling on this machine,
 // and also the origin svc fronts in the benchmark. Usage: node fixed-body-server.js <port> <bytes>.
 import { createServer } from 'node:http';
+import { pinTickObjectShape } from '../../src/node/tick-object-shape.js';
 
 const port = Number(process.argv[2] ?? 0);
 const size = Number(process.argv[3] ?? 1024);
@@ -12,6 +13,8 @@ const headers = {
   etag: '"bench"',
 };
 
+// As svc does: an idle spell must not slow the ceiling down either (see the module).
+await pinTickObjectShape();
 const server = createServer((_request, response) => {
   response.writeHead(200, headers);
   response.end(body);

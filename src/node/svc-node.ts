@@ -30,6 +30,7 @@ import { ClusterNode } from '../clustering/cluster-node.js';
 import { Readiness } from './readiness.js';
 import { InFlightRequests } from './in-flight.js';
 import { Teardown } from './teardown.js';
+import { pinTickObjectShape } from './tick-object-shape.js';
 
 export interface StartNodeOptions {
   config: Config;
@@ -115,6 +116,8 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
 
 async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<SvcNode> {
   const { config, logger } = options;
+  // Without it, a node that sat idle once answers its hits about a quarter slower (see the module).
+  await pinTickObjectShape();
   const now = options.now ?? Date.now;
   const metrics = new NodeMetrics();
   const readiness = new Readiness(metrics, now);
