@@ -13,7 +13,7 @@
 // It prints figures; it asserts nothing.
 import { Writable } from 'node:stream';
 import type { CacheEntry } from '../src/cache/entry.js';
-import { TieredCache } from '../src/cache/tiered-cache.js';
+import { TieredCache, variantWithKey } from '../src/cache/tiered-cache.js';
 import { createLogger } from '../src/observe/logger.js';
 import { createHotStore } from '../src/store/hot-store.js';
 import { createInvalidator, type InvalidationEngine } from '../src/invalidation/create-invalidator.js';
@@ -99,11 +99,10 @@ function measureLookups(rig: Rig, keys: readonly string[], label: string): void 
     for (let i = next; i < next + SLICE; i += 1) if (rig.invalidator.isInvalidated(entries[i] as CacheEntry)) hidden += 1;
     return SLICE;
   });
-  const select = (candidates: readonly CacheEntry[]): CacheEntry | undefined => candidates[0];
   const lookup = opsPerSecond(() => {
     next = (next + SLICE) % keys.length;
     for (let i = next; i < next + SLICE; i += 1) {
-      const hit = rig.cache.lookup(keys[i] as string, select);
+      const hit = rig.cache.lookup(keys[i] as string, variantWithKey, '');
       if (hit !== undefined && rig.invalidator.isInvalidated(hit.entry)) hidden += 1;
     }
     return SLICE;

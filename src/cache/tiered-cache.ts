@@ -12,8 +12,18 @@ export interface CacheHit {
   source: 'hot' | 'warm';
 }
 
-/** Picks the stored variant a request selects (RFC 9111 §4.1), given its variant key function. */
-export type VariantSelector = (candidates: readonly CacheEntry[]) => CacheEntry | undefined;
+/**
+ * Picks the stored variant a request selects (RFC 9111 §4.1) from the variants of one key, given
+ * what the selection depends on (the request's header fields, a variant key…). A plain function and
+ * its context rather than a closure: a lookup runs on every request, and a closure is an allocation.
+ */
+export type VariantSelector<C> = (candidates: readonly CacheEntry[], context: C) => CacheEntry | undefined;
+
+/** Selects the variant whose variant key is the context. */
+export function variantWithKey(candidates: readonly CacheEntry[], variantKey: string): CacheEntry | undefined {
+  for (const candidate of candidates) if (candidate.variantKey === variantKey) return candidate;
+  return undefined;
+}
 
 /** Told of every entry the hot tier gains or loses; must not throw and must not call back into the cache. */
 export interface HotTierObserver {
@@ -45,11 +55,11 @@ export class TieredCache {
     };
   }
 
-  lookup(key: string, select: VariantSelector): CacheHit | undefined {
-    const hotEntry = select(this.hot.variants(key));
+  lookup<C>(key: string, select: VariantSelector<C>, context: C): CacheHit | undefined {
+    const hotEntry = select(this.hot.variants(key), context);
     if (hotEntry) return { entry: hotEntry, source: 'hot' };
     if (!this.warm) return undefined;
-    const warmEntry = select(this.warm.variants(key));
+    const warmEntry = select(this.warm.variants(key), context);
     if (!warmEntry) return undefined;
     this.#putHot(warmEntry);
     return { entry: warmEntry, source: 'warm' };

@@ -61,6 +61,12 @@ interface Lookup {
   route: CachingRoute;
 }
 
+/** The stored variant a request selects (RFC 9111 §4.1): the one whose Vary fields it matches. */
+function variantForRequest(candidates: readonly CacheEntry[], requestHeaders: HeaderLookup): CacheEntry | undefined {
+  for (const entry of candidates) if (entry.variantKey === variantKey(entry.varyNames, requestHeaders)) return entry;
+  return undefined;
+}
+
 /** What a coalesced fetch left behind for the requests that waited on it. */
 type FillOutcome = 'stored' | 'not_stored';
 
@@ -134,9 +140,7 @@ export class CacheFlow {
   }
 
   private lookup({ key, requestHeaders }: Pick<Lookup, 'key' | 'requestHeaders'>): Hit | undefined {
-    const hit = this.deps.cache.lookup(key, (candidates) =>
-      candidates.find((entry) => entry.variantKey === variantKey(entry.varyNames, requestHeaders)),
-    );
+    const hit = this.deps.cache.lookup(key, variantForRequest, requestHeaders);
     if (hit && this.deps.isInvalidated?.(hit.entry)) {
       this.deps.cache.delete(hit.entry.key, hit.entry.variantKey);
       return undefined;

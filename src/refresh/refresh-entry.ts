@@ -2,7 +2,7 @@
 // cache. The RFC work is the proxy's: the same origin fetch, the same 304 selection and merge
 // (RFC 9111 §4.3.4), the same storability rules (§3) and entry builder as a client's revalidation.
 import type { CacheEntry } from '../cache/entry.js';
-import type { TieredCache } from '../cache/tiered-cache.js';
+import { variantWithKey, type TieredCache } from '../cache/tiered-cache.js';
 import { headersFromRaw } from '../cache/policy/header-lookup.js';
 import { selectNotModifiedTargets } from '../cache/policy/not-modified.js';
 import { canStore } from '../cache/policy/storability.js';
@@ -50,7 +50,7 @@ export interface RefreshEntryDeps {
 
 /** The stored variant `(key, variantKey)` as a client would find it, or undefined. */
 export function findStored(deps: Pick<RefreshEntryDeps, 'cache' | 'isInvalidated'>, key: string, variantKey: string): CacheEntry | undefined {
-  const entry = deps.cache.lookup(key, (candidates) => candidates.find((candidate) => candidate.variantKey === variantKey))?.entry;
+  const entry = deps.cache.lookup(key, variantWithKey, variantKey)?.entry;
   if (entry === undefined || deps.isInvalidated?.(entry)) return undefined;
   return entry;
 }

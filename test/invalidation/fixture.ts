@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CacheEntry } from '../../src/cache/entry.js';
-import { TieredCache } from '../../src/cache/tiered-cache.js';
+import { TieredCache, variantWithKey } from '../../src/cache/tiered-cache.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { createHotStore, type HotStore } from '../../src/store/hot-store.js';
 import { openWarmStore, type WarmStore } from '../../src/store/warm/warm-store.js';
@@ -131,7 +131,7 @@ export function holds(store: HotStore | WarmStore, key: string, variantKey = '')
 
 /** What the proxy does on a lookup: the selected variant, unless the lazy check hides it. */
 export function serve(rig: Rig, key: string, variantKey = ''): CacheEntry | undefined {
-  const hit = rig.cache.lookup(key, (candidates) => candidates.find((e) => e.variantKey === variantKey));
+  const hit = rig.cache.lookup(key, variantWithKey, variantKey);
   if (hit === undefined) return undefined;
   if (rig.invalidator.isInvalidated(hit.entry)) {
     rig.cache.delete(key, variantKey);

@@ -13,11 +13,22 @@ const DEFAULT_PORTS: Readonly<Record<string, string>> = { http: '80', https: '44
 
 function normaliseHost(scheme: string, host: string): string {
   const lower = host.toLowerCase();
-  // The port separator is the last colon after any IPv6 literal's closing bracket.
-  const colon = lower.lastIndexOf(':');
-  if (colon < 0 || colon < lower.lastIndexOf(']')) return lower;
-  const port = lower.slice(colon + 1);
-  return port.length === 0 || port === DEFAULT_PORTS[scheme] ? lower.slice(0, colon) : lower;
+  // The port separator is the last colon after any IPv6 literal's closing bracket. Scanned by hand:
+  // this runs on every request, and lastIndexOf is a call into V8's runtime.
+  let colon = -1;
+  for (let i = lower.length - 1; i >= 0; i--) {
+    const code = lower.charCodeAt(i);
+    if (code === 0x3a) {
+      colon = i;
+      break;
+    }
+    if (code === 0x5d) break;
+  }
+  if (colon < 0) return lower;
+  const portLength = lower.length - colon - 1;
+  const defaultPort = DEFAULT_PORTS[scheme];
+  const isDefault = defaultPort !== undefined && portLength === defaultPort.length && lower.startsWith(defaultPort, colon + 1);
+  return portLength === 0 || isDefault ? lower.slice(0, colon) : lower;
 }
 
 /** The primary key of a request (as `CacheEntry.key`). `pathAndQuery` is the request target. */

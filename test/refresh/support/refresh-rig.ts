@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
 import type { CacheEntry } from '../../../src/cache/entry.js';
-import { TieredCache } from '../../../src/cache/tiered-cache.js';
+import { TieredCache, variantWithKey } from '../../../src/cache/tiered-cache.js';
 import { headersFromRaw } from '../../../src/cache/policy/header-lookup.js';
 import { primaryKey } from '../../../src/cache/policy/cache-key.js';
 import { createLogger } from '../../../src/observe/logger.js';
@@ -158,7 +158,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
       refresher.onServedFromCache(entry, requestOf(new URL(entry.key).pathname, requestFields), route);
     },
     stored(path, variantKey = '') {
-      return cache.lookup(primaryKey('http', HOST, path), (candidates) => candidates.find((entry) => entry.variantKey === variantKey))?.entry;
+      return cache.lookup(primaryKey('http', HOST, path), variantWithKey, variantKey)?.entry;
     },
     conditionalRequests(path) {
       return origin.requests.filter((request) => request.url === path && request.headers['if-none-match'] !== undefined).length;
