@@ -22,26 +22,28 @@ export function routeLabel(rule: RouteRule): string {
   return `${rule.match.host ?? ''}:${rule.match.path_prefix}`;
 }
 
+/** A route as the matcher walks it: its wanted host lower-cased once, not on every request. */
+interface OrderedRoute<R extends RouteRule> {
+  route: MatchedRoute<R>;
+  host: string | undefined;
+  prefix: string;
+}
+
 export class RouteTable<R extends RouteRule> {
-  private readonly ordered: MatchedRoute<R>[];
+  private readonly ordered: OrderedRoute<R>[];
 
   constructor(rules: readonly R[]) {
     // Most specific first, so the first match is the answer.
     this.ordered = rules
-      .map((rule) => ({ rule, label: routeLabel(rule) }))
-      .sort(
-        (a, b) =>
-          b.rule.match.path_prefix.length - a.rule.match.path_prefix.length ||
-          Number(b.rule.match.host !== undefined) - Number(a.rule.match.host !== undefined),
-      );
+      .map((rule) => ({ route: { rule, label: routeLabel(rule) }, host: rule.match.host?.toLowerCase(), prefix: rule.match.path_prefix }))
+      .sort((a, b) => b.prefix.length - a.prefix.length || Number(b.host !== undefined) - Number(a.host !== undefined));
   }
 
   /** `host` is the request's host without port, lower-case. */
   match(host: string, path: string): MatchedRoute<R> | undefined {
-    for (const route of this.ordered) {
-      const { host: wanted, path_prefix: prefix } = route.rule.match;
-      if (wanted !== undefined && wanted.toLowerCase() !== host) continue;
-      if (path.startsWith(prefix)) return route;
+    for (const candidate of this.ordered) {
+      if (candidate.host !== undefined && candidate.host !== host) continue;
+      if (path.startsWith(candidate.prefix)) return candidate.route;
     }
     return undefined;
   }
