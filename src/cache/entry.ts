@@ -22,7 +22,7 @@ export interface CacheEntry {
    * as the origin sent them, minus hop-by-hop fields (RFC 9110 §7.6.1). They go to the client byte for
    * byte; svc adds only `Age` and `X-Cache` (and drops the surrogate-only fields it consumed).
    */
-  headers: string[];
+  readonly headers: readonly string[];
   /** The whole body; never copied on a hit. */
   readonly body: Buffer;
 

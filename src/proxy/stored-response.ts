@@ -10,6 +10,7 @@ import { ageSeconds } from '../cache/policy/age.js';
 import { evaluateConditional, notModifiedFields } from '../cache/policy/conditional.js';
 import { parseRange } from '../cache/policy/range.js';
 import type { Exchange } from './exchange.js';
+import { fieldsWithAge, writeStoredHead } from './stored-head.js';
 
 export function serveStored(
   exchange: Exchange,
@@ -56,7 +57,7 @@ export function serveStored(
     }
   }
 
-  response.writeHead(entry.status, fieldsWithAge(entry.headers, age, cacheResult));
+  writeStoredHead(response, entry.status, entry.headers, age, cacheResult);
   if (isHead) {
     response.end();
     return;
@@ -68,10 +69,6 @@ export function serveStored(
 /** The fields of a whole stored response as svc sends it: the stored ones plus Age and X-Cache. */
 export function storedFields(entry: CacheEntry, cacheResult: CacheResult, nowMs: number): string[] {
   return fieldsWithAge(entry.headers, String(ageSeconds(entry, nowMs)), cacheResult);
-}
-
-function fieldsWithAge(stored: readonly string[], age: string, cacheResult: CacheResult): string[] {
-  return [...stored, 'age', age, 'x-cache', cacheResult];
 }
 
 function withoutContentLength(fields: readonly string[]): string[] {

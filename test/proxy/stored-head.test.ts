@@ -1,0 +1,120 @@
+// The head of a stored response, read off the wire: the stored fields as the miss sent them, in the
+// origin's order, then Age and X-Cache, whether svc writes them through Node's header slot (fields
+// validated once) or the plain way (repeated field names). And a stored list that is not valid HTTP
+// is refused on every hit, as writeHead would refuse it.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
+import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
+import { outgoingHeaderSlot } from '../../src/node/outgoing-header-slot.js';
+import { writeStoredHead } from '../../src/proxy/stored-head.js';
+
+/** The head lines of one GET answered on a fresh connection, status line first, as sent. */
+async function headLines(url: string): Promise<string[]> {
+  const { hostname, port, pathname } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  socket.write(`GET ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`);
+  let received = '';
+  for await (const chunk of socket) {
+    received += (chunk as Buffer).toString('latin1');
+    if (received.includes('\r\n\r\n')) break;
+  }
+  socket.destroy();
+  return received.slice(0, received.indexOf('\r\n\r\n')).split('\r\n');
+}
+
+/** The head lines without the ones that change from one answer to the next. */
+function stableLines(lines: string[]): string[] {
+  return lines.filter((line) => !/^(age|x-cache|date):/i.test(line));
+}
+
+test('this Node writes a response through its header slot as the probe expects', () => {
+  // If this fails, a Node release changed how a response's header fields are kept: hits still work
+  // (the plain path), but each one validates its stored fields again; see outgoing-header-slot.ts.
+  assert.equal(outgoingHeaderSlot?.description, 'kOutHeaders');
+});
+
+describe('the head of a hit', () => {
+  let origin: TestOrigin;
+  let svc: SvcUnderTest;
+
+  before(async () => {
+    origin = await startTestOrigin();
+    svc = await startSvc([origin.url]);
+  });
+  after(async () => {
+    await svc.stop();
+    await origin.close();
+  });
+
+  test('carries the stored fields as the miss did, in the origin order, then Age and X-Cache', async () => {
+    origin.handle(() => ({
+      headers: { 'Cache-Control': 'max-age=60', 'X-Origin': 'Exact  Value', ETag: '"v1"', 'content-type': 'text/plain' },
+      body: 'hello',
+    }));
+    const miss = await headLines(`${svc.dataUrl}/head-order`);
+    const hit = await headLines(`${svc.dataUrl}/head-order`);
+    assert.ok(miss.includes('x-cache: MISS'), miss.join('\n'));
+    assert.ok(hit.includes('x-cache: HIT'), hit.join('\n'));
+    assert.deepEqual(stableLines(hit), stableLines(miss));
+    const names = hit.slice(1).map((line) => line.slice(0, line.indexOf(':')).toLowerCase());
+    assert.deepEqual(names.slice(0, 4), ['cache-control', 'x-origin', 'etag', 'content-type']);
+    assert.ok(hit.some((line) => line.toLowerCase() === 'x-origin: exact  value'), hit.join('\n'));
+    assert.ok(names.indexOf('age') > names.indexOf('via'), 'Age comes after the stored fields');
+    assert.equal(names.indexOf('x-cache'), names.indexOf('age') + 1);
+  });
+
+  test('keeps repeated fields in their order, between the others', async () => {
+    origin.handle(() => ({
+      headers: { 'cache-control': 'max-age=60', link: ['</a>; rel=preload', '</b>; rel=preload'], 'x-between': 'yes' },
+      body: 'links',
+    }));
+    const miss = await headLines(`${svc.dataUrl}/repeated`);
+    const hit = await headLines(`${svc.dataUrl}/repeated`);
+    assert.ok(hit.includes('x-cache: HIT'), hit.join('\n'));
+    assert.deepEqual(stableLines(hit), stableLines(miss));
+    assert.equal(hit.filter((line) => line.startsWith('link: ')).join(' | '), 'link: </a>; rel=preload | link: </b>; rel=preload');
+  });
+
+  test('keeps an origin X-Cache beside svc own', async () => {
+    origin.handle(() => ({ headers: { 'cache-control': 'max-age=60', 'X-Cache': 'HIT from upstream-cdn' }, body: 'layered' }));
+    await headLines(`${svc.dataUrl}/layered`);
+    const hit = await headLines(`${svc.dataUrl}/layered`);
+    assert.deepEqual(
+      hit.filter((line) => /^x-cache:/i.test(line)).map((line) => line.toLowerCase()),
+      ['x-cache: hit from upstream-cdn', 'x-cache: hit'],
+    );
+  });
+});
+
+describe('a stored field list that is not valid HTTP', () => {
+  let server: Server;
+  let url: string;
+  const stored = ['content-length', '2', 'x-broken', 'line\r\ninjected: yes'];
+
+  before(async () => {
+    server = createServer((_request, response) => {
+      try {
+        writeStoredHead(response, 200, stored, '0', 'HIT');
+        response.end('ok');
+      } catch (error) {
+        response.writeHead(500, { 'x-refused': (error as { code?: string }).code ?? 'unknown' });
+        response.end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  test('is refused on every hit, not only the first', async () => {
+    for (let hit = 0; hit < 2; hit++) {
+      const lines = await headLines(url);
+      assert.equal(lines[0], 'HTTP/1.1 500 Internal Server Error');
+      assert.ok(lines.includes('x-refused: ERR_INVALID_CHAR'), lines.join('\n'));
+      assert.ok(!lines.some((line) => line.startsWith('injected')));
+    }
+  });
+});
