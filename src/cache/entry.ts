@@ -19,8 +19,9 @@ export interface CacheEntry {
   readonly status: number;
   /**
    * Response header fields as received from the origin, flat `[name, value, name, value, …]` with names
-   * as the origin sent them, minus hop-by-hop fields (RFC 9110 §7.6.1). They go to the client byte for
-   * byte; svc adds only `Age` and `X-Cache` (and drops the surrogate-only fields it consumed).
+   * lower-case (as undici reports them), minus hop-by-hop fields (RFC 9110 §7.6.1). Their values go
+   * to the client byte for byte; svc adds only `Age` and `X-Cache` (and drops the surrogate-only
+   * fields it consumed).
    */
   readonly headers: readonly string[];
   /** The whole body; never copied on a hit. */

@@ -4,7 +4,7 @@
 // without validating each field again on every hit.
 import { validateHeaderName, validateHeaderValue, type ServerResponse } from 'node:http';
 import type { CacheResult } from '../observe/metrics.js';
-import { handOverFields, type OutgoingFields } from '../node/outgoing-header-slot.js';
+import { handOverFields, outgoingHeaderSlot, type OutgoingFields } from '../node/outgoing-header-slot.js';
 
 /** Placeholder for the two per-hit fields, so that every hit's copy of a template has its shape. */
 const PER_HIT = ['', ''] as const;
@@ -52,7 +52,8 @@ export function fieldsWithAge(stored: readonly string[], age: string, cacheResul
 
 /** Writes the head of a whole stored response with status `status`. */
 export function writeStoredHead(response: ServerResponse, status: number, stored: readonly string[], age: string, cacheResult: CacheResult): void {
-  let template = templates.get(stored);
+  // On a Node without the slot every hit takes the plain path: no template is built or copied.
+  let template = outgoingHeaderSlot === undefined ? null : templates.get(stored);
   if (template === undefined) {
     template = templateOf(stored);
     templates.set(stored, template);
