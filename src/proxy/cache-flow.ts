@@ -5,7 +5,7 @@
 import type { CacheEntry } from '../cache/entry.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import { Coalescer } from '../cache/coalescer.js';
-import { headersFromIncoming, headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
+import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
 import { primaryKey, STORED_SCHEME } from '../cache/policy/cache-key.js';
 import { requestDirectives, type RequestDirectives } from '../cache/policy/request-directives.js';
 import { decideReuse } from '../cache/policy/reuse.js';
@@ -83,7 +83,7 @@ export class CacheFlow {
    */
   handle(exchange: Exchange, route: CachingRoute): Promise<unknown> | undefined {
     const { request } = exchange;
-    const requestHeaders = headersFromIncoming(request.headers);
+    const requestHeaders = headersFromRaw(request.rawHeaders);
     if (requestHeaders('if-match') !== undefined || requestHeaders('if-unmodified-since') !== undefined) {
       // RFC 9111 §4.3.2: a cache must not evaluate these; the origin answers them.
       return passThrough(route.pool, exchange, request);

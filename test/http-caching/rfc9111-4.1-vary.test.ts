@@ -55,6 +55,42 @@ describe('RFC 9111 §4.1 Vary through svc', { timeout: 60_000 }, () => {
     });
   });
 
+  // A field sent on several lines is one field, read the same way by every path: the data plane and
+  // the background revalidation below, refresh and peer fetch. Cookie lines join with "; " (RFC 9113
+  // §8.2.3), any other with ", " (RFC 9110 §5.3), even those Node's parsed headers keep the first of.
+  const splitCases = [
+    { vary: 'Cookie', lines: ['cookie', 'a=1', 'cookie', 'b=2'], joined: { cookie: 'a=1; b=2' } },
+    { vary: 'User-Agent', lines: ['user-agent', 'ua/1', 'user-agent', 'ua/2'], joined: { 'user-agent': 'ua/1, ua/2' } },
+  ];
+  for (const c of splitCases) {
+    test(`${c.vary} on several lines selects one variant on every path`, async () => {
+      const path = `/vary/lines/${c.vary}`;
+      f.on(path, (_request, count) => ({
+        headers: { 'cache-control': 'max-age=10, stale-while-revalidate=60', vary: c.vary },
+        body: `version ${count}`,
+      }));
+      const first = await f.get(path, { headers: c.lines });
+      assert.equal(header(first, 'x-cache'), 'MISS');
+      const oneLine = await f.get(path, { headers: c.joined });
+      assert.equal(header(oneLine, 'x-cache'), 'HIT');
+      assert.equal(oneLine.body, 'version 0');
+
+      // What the background revalidation fetches replaces the variant these clients select, rather
+      // than landing beside it under a key no client asks for.
+      f.svc.clock.advance(20_000);
+      const stale = await f.get(path, { headers: c.lines });
+      assert.equal(header(stale, 'x-cache'), 'STALE');
+      let renewed = stale;
+      for (let i = 0; i < 100 && renewed.body !== 'version 1'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        renewed = await f.get(path, { headers: c.lines });
+      }
+      assert.equal(renewed.body, 'version 1');
+      assert.equal(header(renewed, 'x-cache'), 'HIT');
+      assert.equal(f.originRequests(path).length, 2);
+    });
+  }
+
   test('Vary: * is never served from cache', async () => {
     f.on('/vary/star', { headers: { 'cache-control': 'max-age=600', vary: '*' }, body: 'star' });
     const answers = [await f.get('/vary/star'), await f.get('/vary/star')];

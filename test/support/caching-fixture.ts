@@ -4,14 +4,14 @@
 import type { IncomingMessage } from 'node:http';
 import { startTestOrigin, type OriginReply, type RecordedRequest, type TestOrigin } from './test-origin.js';
 import { startSvc, type SvcOptions, type SvcUnderTest } from './svc-harness.js';
-import { fetchRaw, type Answer } from './http.js';
+import { fetchRaw, type Answer, type RequestFields } from './http.js';
 
 /** What the origin answers for one path; `count` is how many requests that path had before this one. */
 export type PathReply = OriginReply | ((request: IncomingMessage, count: number) => OriginReply | Promise<OriginReply>);
 
 export interface RequestOptions {
   method?: string;
-  headers?: Record<string, string>;
+  headers?: RequestFields;
   body?: string;
 }
 

@@ -9,9 +9,12 @@ export interface Answer {
   raw: Buffer;
 }
 
+/** Request fields by name, or a flat raw list `[name, value, …]` that may repeat a name on several lines. */
+export type RequestFields = Record<string, string> | string[];
+
 export async function fetchRaw(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+  options: { method?: string; headers?: RequestFields; body?: string | Buffer } = {},
 ): Promise<Answer> {
   const response = await request(url, {
     method: (options.method ?? 'GET') as 'GET',

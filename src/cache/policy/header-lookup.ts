@@ -1,11 +1,12 @@
-// Policy functions read header fields through one tiny accessor, so they work the same on Node's
-// parsed `IncomingHttpHeaders`, on undici's response headers and on the flat raw lists the cache stores.
+// Policy functions read header fields through one tiny accessor, so they work the same on the flat raw
+// lists of a request, an origin answer or a stored entry, and on undici's parsed response headers.
 
 import type { IncomingHttpHeaders } from 'node:http';
 
 /**
  * Returns the combined value of a header field, or undefined when the field is absent. `name` is
- * lower-case. Several field lines of one name are combined with ", " (RFC 9110 §5.3).
+ * lower-case. Several field lines of one name are combined with ", " (RFC 9110 §5.3), Cookie lines
+ * with "; ".
  */
 export type HeaderLookup = (name: string) => string | undefined;
 
@@ -13,8 +14,10 @@ export type HeaderLookup = (name: string) => string | undefined;
 export const NO_HEADERS: HeaderLookup = () => undefined;
 
 /**
- * Reads Node's parsed headers (also undici's `Record<string, string | string[]>`): names are already
- * lower-case; array values (repeated lines) are combined per RFC 9110 §5.3.
+ * Reads parsed headers (undici's response headers, Node's `IncomingHttpHeaders`): names are already
+ * lower-case; array values (repeated lines) are combined per RFC 9110 §5.3. A client request is read
+ * with headersFromRaw instead: Node's parsed form drops repeats of some fields and joins others its
+ * own way.
  */
 export function headersFromIncoming(
   headers: IncomingHttpHeaders | Readonly<Record<string, string | readonly string[] | undefined>>,
@@ -27,25 +30,47 @@ export function headersFromIncoming(
 }
 
 /**
- * Reads a flat raw list `[name, value, name, value, …]` (names in any case, as `rawHeaders` and
- * `CacheEntry.headers` hold them). The list is indexed once, so each lookup costs one map read.
+ * Whether a raw field name is `lowerCaseName`, compared ASCII case-insensitively without making a
+ * lower-case copy: names differ in length far more often than in spelling, so most fields cost one
+ * comparison.
  */
-export function headersFromRaw(raw: readonly string[]): HeaderLookup {
-  const combined = new Map<string, string>();
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = (raw[i] as string).toLowerCase();
-    const value = raw[i + 1] as string;
-    const previous = combined.get(name);
-    combined.set(name, previous === undefined ? value : `${previous}, ${value}`);
+function isFieldName(field: string, lowerCaseName: string): boolean {
+  if (field.length !== lowerCaseName.length) return false;
+  for (let i = 0; i < field.length; i++) {
+    const code = field.charCodeAt(i);
+    // 0x41–0x5a are A–Z; setting bit 0x20 makes them a–z.
+    if ((code >= 0x41 && code <= 0x5a ? code | 0x20 : code) !== lowerCaseName.charCodeAt(i)) return false;
   }
-  return (name) => combined.get(name);
+  return true;
 }
 
-/** The first value of a field in a flat raw list, compared case-insensitively, without indexing it. */
+/**
+ * Reads a flat raw list `[name, value, name, value, …]` (names in any case, as `rawHeaders` and
+ * `CacheEntry.headers` hold them). Repeated lines are combined with ", " (RFC 9110 §5.3), except
+ * Cookie, whose lines are joined with "; " as RFC 9113 §8.2.3 says for cookies split across fields.
+ *
+ * Every lookup scans the list: a request carries a handful of fields and is asked about a few, so
+ * this costs less than indexing it, and it reads a list of strings where Node's parsed-headers object
+ * has a different shape per request (every property load on it is megamorphic). Every path that reads
+ * a client request's fields (the data plane, background revalidation, refresh, peer fetch) reads them
+ * through this, so a request selects the same Vary variant whichever path looks it up.
+ */
+export function headersFromRaw(raw: readonly string[]): HeaderLookup {
+  return (name) => {
+    let combined: string | undefined;
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      if (!isFieldName(raw[i] as string, name)) continue;
+      const value = raw[i + 1] as string;
+      combined = combined === undefined ? value : `${combined}${name === 'cookie' ? '; ' : ', '}${value}`;
+    }
+    return combined;
+  };
+}
+
+/** The first value of a field in a flat raw list, compared case-insensitively. */
 export function firstRawValue(raw: readonly string[], lowerCaseName: string): string | undefined {
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i] as string;
-    if (name.length === lowerCaseName.length && name.toLowerCase() === lowerCaseName) return raw[i + 1];
+    if (isFieldName(raw[i] as string, lowerCaseName)) return raw[i + 1];
   }
   return undefined;
 }
