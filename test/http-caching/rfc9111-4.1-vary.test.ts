@@ -58,7 +58,7 @@ describe('RFC 9111 §4.1 Vary through svc', { timeout: 60_000 }, () => {
   // A field sent on several lines is one field, read the same way by every path: the data plane and
   // the background revalidation below, refresh and peer fetch. Cookie lines join with "; " (RFC 9113
   // §8.2.3), any other with ", " (RFC 9110 §5.3), even those Node's parsed headers keep the first of.
-  const splitCases = [
+  const splitCases: { vary: string; lines: string[]; joined: Record<string, string> }[] = [
     { vary: 'Cookie', lines: ['cookie', 'a=1', 'cookie', 'b=2'], joined: { cookie: 'a=1; b=2' } },
     { vary: 'User-Agent', lines: ['user-agent', 'ua/1', 'user-agent', 'ua/2'], joined: { 'user-agent': 'ua/1, ua/2' } },
   ];
