@@ -28,6 +28,8 @@ export const DURATION_BUCKETS_SECONDS = [
 
 interface Series {
   labels: { method: string; status: string; cache_result: string; source: string; route: string };
+  /** The status as observed, so that finding the series again needs no string. */
+  statusCode: number;
   requests: number;
   bytes: number;
   durationSum: number;
@@ -59,7 +61,24 @@ export class TrafficMetrics {
   /** route → method → status → slots. */
   private readonly index = new Map<string, Map<string, Map<number, SeriesSlots>>>();
 
+  /** The series the previous request went to: under load, consecutive requests mostly share labels. */
+  private last: Series | undefined;
+
   observe(o: RequestObservation): void {
+    let series = this.last;
+    if (series === undefined || !isSeriesOf(series, o)) {
+      series = this.seriesOf(o);
+      this.last = series;
+    }
+    series.requests++;
+    series.bytes += o.bytesOut;
+    series.durationSum += o.durationSeconds;
+    let bucket = 0;
+    while (bucket < DURATION_BUCKETS_SECONDS.length && o.durationSeconds > DURATION_BUCKETS_SECONDS[bucket]!) bucket++;
+    series.buckets[bucket]!++;
+  }
+
+  private seriesOf(o: RequestObservation): Series {
     let byMethod = this.index.get(o.route);
     if (!byMethod) this.index.set(o.route, (byMethod = new Map()));
     let byStatus = byMethod.get(o.method);
@@ -69,9 +88,9 @@ export class TrafficMetrics {
     const slot = CACHE_RESULTS.indexOf(o.cacheResult) * SOURCES.length + SOURCES.indexOf(o.source);
     let series = slots[slot];
     if (!series) {
-      const status = String(o.status);
       series = {
-        labels: { method: o.method, status, cache_result: o.cacheResult, source: o.source, route: o.route },
+        labels: { method: o.method, status: String(o.status), cache_result: o.cacheResult, source: o.source, route: o.route },
+        statusCode: o.status,
         requests: 0,
         bytes: 0,
         durationSum: 0,
@@ -80,12 +99,7 @@ export class TrafficMetrics {
       slots[slot] = series;
       this.series.push(series);
     }
-    series.requests++;
-    series.bytes += o.bytesOut;
-    series.durationSum += o.durationSeconds;
-    let bucket = 0;
-    while (bucket < DURATION_BUCKETS_SECONDS.length && o.durationSeconds > DURATION_BUCKETS_SECONDS[bucket]!) bucket++;
-    series.buckets[bucket]!++;
+    return series;
   }
 
   register(registry: Registry): void {
@@ -115,6 +129,17 @@ export class TrafficMetrics {
       ) as never,
     );
   }
+}
+
+function isSeriesOf(series: Series, o: RequestObservation): boolean {
+  const { labels } = series;
+  return (
+    series.statusCode === o.status &&
+    labels.cache_result === o.cacheResult &&
+    labels.source === o.source &&
+    labels.route === o.route &&
+    labels.method === o.method
+  );
 }
 
 function histogramValues(name: string, series: Series): MetricValue[] {
