@@ -17,7 +17,7 @@ import { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 
 /** What the slot holds: each field under its lower-case name, as `[name as sent, value]`. */
-export type OutgoingFields = Record<string, readonly [string, string]>;
+export type OutgoingFields = Readonly<Record<string, readonly [string, string]>>;
 
 /** A response whose header fields are given through the slot. */
 type SlottedResponse = ServerResponse & Record<symbol, OutgoingFields | null>;
@@ -33,7 +33,9 @@ function probeHead(slot: symbol): string {
   response.shouldKeepAlive = false;
   const wire = new PassThrough();
   response.assignSocket(wire as unknown as Socket);
-  response[slot] = { 'x-probe': ['X-Probe', 'a b'], 'content-length': ['Content-Length', '2'] };
+  // Frozen, as the fields svc hands over are (they are shared by responses): a Node that wrote into
+  // the slot while sending a head would throw here and fail the probe.
+  response[slot] = Object.freeze({ 'x-probe': ['X-Probe', 'a b'], 'content-length': ['Content-Length', '2'] } as const);
   response.writeHead(200);
   response.end('ok');
   const written = wire.read() as Buffer | null;
@@ -59,6 +61,8 @@ export const outgoingHeaderSlot: symbol | undefined = findSlot();
 /**
  * Gives `fields` to `response` as its header fields, to be written by the next `writeHead(status)`
  * without validation. False (and nothing done) when the slot is unavailable or already in use.
+ * Several responses may be given one frozen `fields`: Node only reads the slot when it writes the
+ * head, and refuses setHeader and removeHeader once the head is sent.
  */
 export function handOverFields(response: ServerResponse, fields: OutgoingFields): boolean {
   if (outgoingHeaderSlot === undefined) return false;

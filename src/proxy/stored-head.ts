@@ -10,10 +10,21 @@ import { handOverFields, outgoingHeaderSlot, type OutgoingFields } from '../node
 const PER_HIT = ['', ''] as const;
 
 /**
+ * A stored field list in slot form, and the last copy of it a hit was given: hits in the same second
+ * send the same Age and X-Cache, so they share one frozen copy rather than each making its own.
+ */
+interface SlotHead {
+  readonly template: OutgoingFields;
+  lastAge: string;
+  lastResult: CacheResult | undefined;
+  lastFields: OutgoingFields | undefined;
+}
+
+/**
  * The slot form of each stored field list served so far, or null for a list served the plain way.
  * Keyed by the list itself: stored lists are never changed in place, a revalidated entry gets a new one.
  */
-const templates = new WeakMap<readonly string[], OutgoingFields | null>();
+const heads = new WeakMap<readonly string[], SlotHead | null>();
 
 /**
  * The stored fields in slot form, with `age` and `x-cache` last; null when the list repeats a field
@@ -50,22 +61,30 @@ export function fieldsWithAge(stored: readonly string[], age: string, cacheResul
   return [...stored, 'age', age, 'x-cache', cacheResult];
 }
 
+/** The slot fields of one hit: the template with this Age and X-Cache, shared with the hits before it. */
+function fieldsFor(head: SlotHead, age: string, cacheResult: CacheResult): OutgoingFields {
+  if (head.lastFields !== undefined && head.lastAge === age && head.lastResult === cacheResult) return head.lastFields;
+  const fields: Record<string, readonly [string, string]> = { ...head.template };
+  fields.age = ['age', age];
+  fields['x-cache'] = X_CACHE_FIELDS[cacheResult];
+  head.lastAge = age;
+  head.lastResult = cacheResult;
+  head.lastFields = Object.freeze(fields);
+  return head.lastFields;
+}
+
 /** Writes the head of a whole stored response with status `status`. */
 export function writeStoredHead(response: ServerResponse, status: number, stored: readonly string[], age: string, cacheResult: CacheResult): void {
   // On a Node without the slot every hit takes the plain path: no template is built or copied.
-  let template = outgoingHeaderSlot === undefined ? null : templates.get(stored);
-  if (template === undefined) {
-    template = templateOf(stored);
-    templates.set(stored, template);
+  let head = outgoingHeaderSlot === undefined ? null : heads.get(stored);
+  if (head === undefined) {
+    const template = templateOf(stored);
+    head = template === null ? null : { template, lastAge: '', lastResult: undefined, lastFields: undefined };
+    heads.set(stored, head);
   }
-  if (template !== null) {
-    const fields = { ...template };
-    fields.age = ['age', age];
-    fields['x-cache'] = X_CACHE_FIELDS[cacheResult];
-    if (handOverFields(response, fields)) {
-      response.writeHead(status);
-      return;
-    }
+  if (head !== null && handOverFields(response, fieldsFor(head, age, cacheResult))) {
+    response.writeHead(status);
+    return;
   }
   response.writeHead(status, fieldsWithAge(stored, age, cacheResult));
 }

@@ -12,10 +12,10 @@ import { outgoingHeaderSlot } from '../../src/node/outgoing-header-slot.js';
 import { writeStoredHead } from '../../src/proxy/stored-head.js';
 
 /** The head lines of one GET answered on a fresh connection, status line first, as sent. */
-async function headLines(url: string): Promise<string[]> {
+async function headLines(url: string, extraLines = ''): Promise<string[]> {
   const { hostname, port, pathname } = new URL(url);
   const socket = connect(Number(port), hostname);
-  socket.write(`GET ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`);
+  socket.write(`GET ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n${extraLines}\r\n`);
   let received = '';
   for await (const chunk of socket) {
     received += (chunk as Buffer).toString('latin1');
@@ -64,6 +64,26 @@ describe('the head of a hit', () => {
     assert.ok(hit.some((line) => line.toLowerCase() === 'x-origin: exact  value'), hit.join('\n'));
     assert.ok(names.indexOf('age') > names.indexOf('via'), 'Age comes after the stored fields');
     assert.equal(names.indexOf('x-cache'), names.indexOf('age') + 1);
+  });
+
+  test('gives each hit the Age and X-Cache of its own moment', async () => {
+    // Hits in the same second share one copy of the head's fields; one a second later, or with
+    // another X-Cache, must not be given the copy made before it.
+    origin.handle(() => ({ headers: { 'cache-control': 'max-age=10', 'content-type': 'text/plain' }, body: 'aging' }));
+    const answer = async (extra = ''): Promise<string> => {
+      const lines = await headLines(`${svc.dataUrl}/aging`, extra);
+      return lines.filter((line) => /^(age|x-cache):/.test(line)).join(' ');
+    };
+    await answer();
+    assert.equal(await answer(), 'age: 0 x-cache: HIT');
+    assert.equal(await answer(), 'age: 0 x-cache: HIT');
+    svc.clock.advance(3_000);
+    assert.equal(await answer(), 'age: 3 x-cache: HIT');
+    svc.clock.advance(10_000);
+    assert.equal(await answer('Cache-Control: max-stale=60\r\n'), 'age: 13 x-cache: STALE');
+    assert.equal(await answer('Cache-Control: max-stale=60\r\n'), 'age: 13 x-cache: STALE');
+    svc.clock.advance(1_000);
+    assert.equal(await answer('Cache-Control: max-stale=60\r\n'), 'age: 14 x-cache: STALE');
   });
 
   test('keeps repeated fields in their order, between the others', async () => {
