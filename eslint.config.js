@@ -14,6 +14,15 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': ['error', { allow: ['error', 'warn'] }],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
+      'no-restricted-globals': [
+        'error',
+        {
+          name: 'performance',
+          // On Node 20 the global is a lazy accessor: each read calls a getter, and two reads per
+          // request measured about 2.7k instructions of a ~70k-instruction cache hit.
+          message: "import { performance } from 'node:perf_hooks' (the global is a getter on Node 20, costly per call).",
+        },
+      ],
     },
   },
   {

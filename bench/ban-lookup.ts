@@ -12,6 +12,7 @@
 // cost of the scan alone. Bans are kept in memory (no journal), so no fsync is timed.
 // It prints figures; it asserts nothing.
 import { Writable } from 'node:stream';
+import { performance } from 'node:perf_hooks';
 import type { CacheEntry } from '../src/cache/entry.js';
 import { TieredCache, variantWithKey } from '../src/cache/tiered-cache.js';
 import { createLogger } from '../src/observe/logger.js';

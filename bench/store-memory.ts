@@ -12,6 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { CacheEntry } from '../src/cache/entry.js';
 import { createHotStore } from '../src/store/hot-store.js';
 import { openWarmStore } from '../src/store/warm/warm-store.js';

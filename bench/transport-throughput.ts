@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
 import type { Transport } from '../cluster/transport.js';
 import type * as Libp2pModule from '../transports/libp2p/index.js';
 import { createUdpTransport, type UdpTransportOptions } from '../transports/udp/index.js';

@@ -1,6 +1,7 @@
 // The real Clock: monotonic time from performance.now() and timers on setTimeout. Timers are unref'd,
 // so a forgotten probe timer never keeps a process alive; whoever owns the process decides when it ends.
 // This file and seeded-random.ts are the only places in cluster/ that may touch the real clock.
+import { performance } from 'node:perf_hooks';
 import type { Clock, TimerHandle } from './clock.js';
 
 class SystemTimer implements TimerHandle {

@@ -9,6 +9,7 @@
 // broadcast to nobody is not an error: `allowPublishToZeroTopicPeers`), and gossip (IHAVE/IWANT over
 // the message cache) reaches peers that subscribe within the next heartbeats.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
 import type { GossipSub, Message } from '@libp2p/gossipsub';
 import type { Libp2p } from '@libp2p/interface';
 import type { Address, BroadcastHandler, Broadcaster } from '../../cluster/transport.js';

@@ -4,6 +4,7 @@
 // bounded queue and reach disk in batched transactions. A record that fails its checksum is deleted
 // and never served.
 
+import { performance } from 'node:perf_hooks';
 import { entrySizeBytes, type CacheEntry } from '../../cache/entry.js';
 import type { CacheStore, PutOutcome } from '../cache-store.js';
 import { StoreError } from '../errors.js';
