@@ -76,7 +76,7 @@ export class TieredCache {
   demote(entry: CacheEntry): void {
     for (const observer of this.#observers) observer.removed(entry.key, entry.variantKey);
     if (!this.warm) return;
-    const onDisk = this.warm.variants(entry.key).some((e) => e.variantKey === entry.variantKey);
+    const onDisk = this.warm.peek(entry.key).some((e) => e.variantKey === entry.variantKey);
     if (!onDisk) this.warm.put(entry);
   }
 
@@ -90,7 +90,7 @@ export class TieredCache {
    * variant held by both tiers counts once).
    */
   deleteVariants(key: string): number {
-    const hotVariants = this.hot.variants(key);
+    const hotVariants = this.hot.peek(key);
     this.#deleteHot(key, undefined);
     if (!this.warm) return hotVariants.length;
     // The warm tier is asked once per variant the hot tier held, then for the rest, which are the
@@ -106,12 +106,12 @@ export class TieredCache {
    */
   rewriteVariants(key: string, change: (entry: CacheEntry) => CacheEntry): number {
     const changed = new Set<string>();
-    for (const entry of this.hot.variants(key)) {
+    for (const entry of this.hot.peek(key)) {
       // A replacement of the same size always fits where the entry was.
       if (this.#putHot(change(entry)) === 'stored') changed.add(entry.variantKey);
     }
     if (this.warm) {
-      for (const entry of this.warm.variants(key)) {
+      for (const entry of this.warm.peek(key)) {
         if (this.warm.put(change(entry)) !== 'stored') this.warm.delete(key, entry.variantKey);
         changed.add(entry.variantKey);
       }

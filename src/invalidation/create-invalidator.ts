@@ -287,10 +287,10 @@ class Engine implements InvalidationEngine {
     let entriesDeleted = 0;
     for (const { key, atMs } of expired) {
       const hidden = (entry: CacheEntry): boolean => entry.requestTimeMs <= atMs;
-      for (const entry of this.#cache.hot.variants(key)) {
+      for (const entry of this.#cache.hot.peek(key)) {
         if (hidden(entry)) entriesDeleted += Math.min(1, this.#cache.delete(key, entry.variantKey));
       }
-      for (const entry of this.#cache.warm?.variants(key) ?? []) {
+      for (const entry of this.#cache.warm?.peek(key) ?? []) {
         if (hidden(entry)) entriesDeleted += this.#cache.warm?.delete(key, entry.variantKey) ?? 0;
       }
     }

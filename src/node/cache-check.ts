@@ -1,6 +1,6 @@
 // `GET /v1/debug/cachecheck?url=`: what svc holds for a URL and how a plain GET of it would be
-// answered, read from both tiers without changing them (no promotion, no eviction order change
-// beyond what a lookup does).
+// answered, read from both tiers without changing them: no promotion, and no change to the order in
+// which entries are evicted.
 import type { CacheEntry } from '../cache/entry.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import { currentAgeMs } from '../cache/policy/age.js';
@@ -40,8 +40,9 @@ export function createCacheCheck(deps: CacheCheckDeps): CacheCheckProvider {
   return (url) => {
     const key = storedKeyOfUrl(new URL(url));
     const nowMs = deps.now();
-    const hot = deps.cache.hot.variants(key);
-    const warm = deps.cache.warm?.variants(key) ?? [];
+    // A look for an operator, not a use: it leaves every variant where it was in the LRU order.
+    const hot = deps.cache.hot.peek(key);
+    const warm = deps.cache.warm?.peek(key) ?? [];
     const variants = [
       ...hot.map((entry) => describeVariant(entry, 'hot', deps, nowMs)),
       ...warm.map((entry) => describeVariant(entry, 'warm', deps, nowMs)),

@@ -23,6 +23,11 @@ export interface CacheStore {
   readonly tier: 'hot' | 'warm';
   /** Every stored variant of a primary key, most recently stored first; marks them recently used. */
   variants(key: string): CacheEntry[];
+  /**
+   * The same list without marking anything used: for readers that are not requests (debug output,
+   * invalidation, moving entries between tiers), which must not keep an entry from eviction.
+   */
+  peek(key: string): CacheEntry[];
   /** Stores or replaces the variant `(entry.key, entry.variantKey)`, evicting by recency to fit. */
   put(entry: CacheEntry): PutOutcome;
   /** Removes one variant, or every variant of `key` when `variantKey` is omitted; returns how many. */

@@ -77,14 +77,11 @@ class MemoryCacheStore implements HotStore {
   }
 
   variants(key: string): CacheEntry[] {
-    const nodes = this.#index.variantsOf(key);
-    const found: CacheEntry[] = [];
-    for (let i = nodes.length - 1; i >= 0; i -= 1) {
-      const node = nodes[i] as HotNode;
-      this.#index.touch(node);
-      found.push(node.entry);
-    }
-    return found;
+    return this.#variants(key, true);
+  }
+
+  peek(key: string): CacheEntry[] {
+    return this.#variants(key, false);
   }
 
   put(entry: CacheEntry): PutOutcome {
@@ -124,6 +121,17 @@ class MemoryCacheStore implements HotStore {
 
   async close(): Promise<void> {
     for (const node of [...this.#index.nodes()]) this.#index.remove(node);
+  }
+
+  #variants(key: string, markUsed: boolean): CacheEntry[] {
+    const nodes = this.#index.variantsOf(key);
+    const found: CacheEntry[] = [];
+    for (let i = nodes.length - 1; i >= 0; i -= 1) {
+      const node = nodes[i] as HotNode;
+      if (markUsed) this.#index.touch(node);
+      found.push(node.entry);
+    }
+    return found;
   }
 
   #evictToFit(keep: HotNode): void {

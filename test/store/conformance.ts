@@ -172,6 +172,31 @@ export function cacheStoreConformance(name: string, makeStore: StoreFactory): vo
       });
     });
 
+    test('peek lists what variants lists, without counting as a use', async () => {
+      await withStore(makeStore, ROOMY_MAX_BYTES, (store) => {
+        const key = 'https://example.com/peek';
+        for (const variantKey of ['gzip', 'br', '']) assert.equal(store.put(makeEntry({ key, variantKey })), 'stored');
+        const listed = (entries: CacheEntry[]): string[] => entries.map((entry) => entry.variantKey);
+        assert.deepEqual(listed(store.peek(key)), ['', 'br', 'gzip']);
+        assert.deepEqual(listed(store.peek(key)), listed(store.variants(key)));
+      });
+      const body = (): Buffer => randomBytes(200);
+      const size = entrySizeBytes(makeEntry({ key: 'https://example.com/0', body: body() }));
+      await withStore(makeStore, size * 3, (store) => {
+        const [a, b, c, d] = [0, 1, 2, 3].map((i) => makeEntry({ key: `https://example.com/${i}`, body: body() })) as [
+          CacheEntry,
+          CacheEntry,
+          CacheEntry,
+          CacheEntry,
+        ];
+        for (const entry of [a, b, c]) assert.equal(store.put(entry), 'stored');
+        assertSameEntry(store.peek(a.key)[0], a);
+        assert.equal(store.put(d), 'stored');
+        assert.deepEqual(store.variants(a.key), [], 'a was still the least recently used');
+        for (const kept of [b, c, d]) assertSameEntry(store.variants(kept.key)[0], kept);
+      });
+    });
+
     test('entries() visits every entry and tolerates deletes while iterating', () =>
       withStore(makeStore, ROOMY_MAX_BYTES, async (store) => {
         for (let i = 0; i < 20; i += 1) {

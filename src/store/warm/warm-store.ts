@@ -192,16 +192,24 @@ class LmdbCacheStore implements WarmStore {
   }
 
   variants(key: string): CacheEntry[] {
+    return this.#variants(key, true);
+  }
+
+  peek(key: string): CacheEntry[] {
+    return this.#variants(key, false);
+  }
+
+  #variants(key: string, markUsed: boolean): CacheEntry[] {
     if (this.#closed) return [];
     const slots = this.#index.variantsOf(key);
     const found: CacheEntry[] = [];
-    const now = this.#now();
+    const now = markUsed ? this.#now() : 0;
     for (let i = slots.length - 1; i >= 0; i -= 1) {
       const slot = slots[i] as WarmSlot;
       const entry = this.#read(slot);
       if (entry === undefined) continue;
       found.push(entry);
-      this.#touch(slot, now);
+      if (markUsed) this.#touch(slot, now);
     }
     return found;
   }
