@@ -76,8 +76,7 @@ export class TieredCache {
   demote(entry: CacheEntry): void {
     for (const observer of this.#observers) observer.removed(entry.key, entry.variantKey);
     if (!this.warm) return;
-    const onDisk = this.warm.peek(entry.key).some((e) => e.variantKey === entry.variantKey);
-    if (!onDisk) this.warm.put(entry);
+    if (variantWithKey(this.warm.peek(entry.key), entry.variantKey) === undefined) this.warm.put(entry);
   }
 
   /** Removes every variant of `key` from both tiers; returns how many entries went. */
