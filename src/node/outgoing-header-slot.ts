@@ -8,6 +8,10 @@
 // way in); svc validates a stored field list once (see stored-head.ts) and hands it over through
 // the same slot.
 //
+// Node writes a value handed over this way as it is, so one entry may carry several field lines
+// already joined (`a\r\nName: b`): stored-head.ts hands a stored list over in a few such entries,
+// and Node joins and inspects those instead of every field. The probe proves both.
+//
 // The slot is Node's internal `kOutHeaders` symbol, an own property of every OutgoingMessage on Node
 // 20, 22 and 24, holding `{ lower-case name: [name, value] }`. Nothing public names it, so it is used
 // only after a probe response written through it has put the expected bytes on a stream; on a Node
@@ -35,7 +39,7 @@ function probeHead(slot: symbol): string {
   response.assignSocket(wire as unknown as Socket);
   // Frozen, as the fields svc hands over are (they are shared by responses): a Node that wrote into
   // the slot while sending a head would throw here and fail the probe.
-  response[slot] = Object.freeze({ 'x-probe': ['X-Probe', 'a b'], 'content-length': ['Content-Length', '2'] } as const);
+  response[slot] = Object.freeze({ 'x-probe': ['X-Probe', 'a b\r\nX-Joined: c'], 'content-length': ['Content-Length', '2'] } as const);
   response.writeHead(200);
   response.end('ok');
   const written = wire.read() as Buffer | null;
@@ -43,7 +47,7 @@ function probeHead(slot: symbol): string {
   return written?.toString('latin1') ?? '';
 }
 
-const PROBE_EXPECTED = 'HTTP/1.1 200 OK\r\nX-Probe: a b\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok';
+const PROBE_EXPECTED = 'HTTP/1.1 200 OK\r\nX-Probe: a b\r\nX-Joined: c\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok';
 
 function findSlot(): symbol | undefined {
   const slot = Object.getOwnPropertySymbols(new OutgoingMessage()).find((symbol) => symbol.description === 'kOutHeaders');
@@ -60,7 +64,8 @@ export const outgoingHeaderSlot: symbol | undefined = findSlot();
 
 /**
  * Gives `fields` to `response` as its header fields, to be written by the next `writeHead(status)`
- * without validation. False (and nothing done) when the slot is unavailable or already in use.
+ * without validation: the caller has validated every field line in them. False (and nothing done)
+ * when the slot is unavailable or already in use.
  * Several responses may be given one frozen `fields`: Node only reads the slot when it writes the
  * head, and refuses setHeader and removeHeader once the head is sent.
  */

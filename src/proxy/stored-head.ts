@@ -2,19 +2,49 @@
 // `X-Cache`. A stored field list is validated once, the first time it is served, and from then on
 // handed to Node through its own header slot (src/node/outgoing-header-slot.ts), which Node writes
 // without validating each field again on every hit.
+//
+// The list goes over packed: Node frames a response by a handful of fields (Content-Length, Date…)
+// and only needs to see those; every run of other fields is handed over as one slot entry whose
+// value holds its lines already joined. Node then joins and inspects a few entries per hit instead
+// of every stored field plus Age and X-Cache, which measured about 400 ns per hit on Node 20.
 import { validateHeaderName, validateHeaderValue, type ServerResponse } from 'node:http';
 import type { CacheResult } from '../observe/metrics.js';
 import { handOverFields, outgoingHeaderSlot, type OutgoingFields } from '../node/outgoing-header-slot.js';
 
-/** Placeholder for the two per-hit fields, so that every hit's copy of a template has its shape. */
-const PER_HIT = ['', ''] as const;
+/**
+ * The fields Node's head writer reads to frame a response (`matchHeader` in Node's
+ * _http_outgoing.js, on Node 20, 22 and 24): each goes over as a slot entry of its own, so that
+ * Node sees it. The hop-by-hop ones are never stored; they are listed so that a list holding one
+ * anyway is still framed the way Node would frame it.
+ */
+const FRAMING_FIELDS: ReadonlySet<string> = new Set([
+  'connection',
+  'content-length',
+  'date',
+  'expect',
+  'keep-alive',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** The last run of stored fields, which each hit extends with its own Age and X-Cache lines. */
+interface Tail {
+  readonly key: string;
+  readonly name: string;
+  /** The run's value: its first field's value, then `\r\nname: value` for each further field. */
+  readonly value: string;
+}
 
 /**
  * A stored field list in slot form, and the last copy of it a hit was given: hits in the same second
  * send the same Age and X-Cache, so they share one frozen copy rather than each making its own.
  */
 interface SlotHead {
-  readonly template: OutgoingFields;
+  /** Every entry before the tail, in the stored order. */
+  readonly leading: OutgoingFields;
+  /** Undefined when the list ends with a framing field: Age then starts an entry of its own. */
+  readonly tail: Tail | undefined;
   lastAge: string;
   lastResult: CacheResult | undefined;
   lastFields: OutgoingFields | undefined;
@@ -27,62 +57,74 @@ interface SlotHead {
 const heads = new WeakMap<readonly string[], SlotHead | null>();
 
 /**
- * The stored fields in slot form, with `age` and `x-cache` last; null when the list repeats a field
- * name (the slot holds one name once, and repeated fields must keep their order byte for byte), or
- * carries a name an object key cannot hold. Throws as `writeHead` would for an invalid field.
+ * The stored fields in slot form: each framing field an entry, each run of other fields one entry
+ * keyed by its first field's lower-case name. Null when two entries would share a key (a repeated
+ * framing field, or two runs starting with one name), or a key is one an object cannot hold: the
+ * plain path then writes the list. Throws as `writeHead` would for an invalid field, before any of
+ * it is joined: only the joins put line breaks into a value.
  */
-function templateOf(stored: readonly string[]): OutgoingFields | null {
-  const template: Record<string, readonly [string, string]> = {};
+function slotHeadOf(stored: readonly string[]): SlotHead | null {
+  const leading: Record<string, readonly [string, string]> = {};
+  let run: Tail | undefined;
+  const isFree = (key: string): boolean => key !== '__proto__' && key !== 'age' && !Object.hasOwn(leading, key);
   for (let i = 0; i < stored.length; i += 2) {
     const name = stored[i]!;
     const value = stored[i + 1]!;
     validateHeaderName(name);
     validateHeaderValue(name, value);
     const key = name.toLowerCase();
-    if (key === '__proto__' || key === 'age' || key === 'x-cache' || Object.hasOwn(template, key)) return null;
-    template[key] = [name, value];
+    if (!FRAMING_FIELDS.has(key)) {
+      if (run !== undefined) run = { ...run, value: `${run.value}\r\n${name}: ${value}` };
+      else if (isFree(key)) run = { key, name, value };
+      else return null;
+      continue;
+    }
+    if (run !== undefined) {
+      leading[run.key] = [run.name, run.value];
+      run = undefined;
+    }
+    if (!isFree(key)) return null;
+    leading[key] = [name, value];
   }
-  template.age = PER_HIT;
-  template['x-cache'] = PER_HIT;
-  return template;
+  return { leading, tail: run, lastAge: '', lastResult: undefined, lastFields: undefined };
 }
-
-/** `[name, value]` pairs for X-Cache, one per result, shared by every hit. */
-const X_CACHE_FIELDS: Record<CacheResult, readonly [string, string]> = {
-  HIT: ['x-cache', 'HIT'],
-  MISS: ['x-cache', 'MISS'],
-  BYPASS: ['x-cache', 'BYPASS'],
-  STALE: ['x-cache', 'STALE'],
-  REVALIDATED: ['x-cache', 'REVALIDATED'],
-};
 
 /** The fields of a whole stored response as svc sends it: the stored ones plus Age and X-Cache. */
 export function fieldsWithAge(stored: readonly string[], age: string, cacheResult: CacheResult): string[] {
   return [...stored, 'age', age, 'x-cache', cacheResult];
 }
 
-/** The slot fields of one hit: the template with this Age and X-Cache, shared with the hits before it. */
+/** The slot fields of one hit: the stored ones with this Age and X-Cache, shared with the hits before it. */
 function fieldsFor(head: SlotHead, age: string, cacheResult: CacheResult): OutgoingFields {
   if (head.lastFields !== undefined && head.lastAge === age && head.lastResult === cacheResult) return head.lastFields;
-  const fields: Record<string, readonly [string, string]> = { ...head.template };
-  fields.age = ['age', age];
-  fields['x-cache'] = X_CACHE_FIELDS[cacheResult];
+  const fields: Record<string, readonly [string, string]> = { ...head.leading };
+  const { tail } = head;
+  if (tail === undefined) fields.age = ['age', `${age}\r\nx-cache: ${cacheResult}`];
+  else fields[tail.key] = [tail.name, `${tail.value}\r\nage: ${age}\r\nx-cache: ${cacheResult}`];
   head.lastAge = age;
   head.lastResult = cacheResult;
   head.lastFields = Object.freeze(fields);
   return head.lastFields;
 }
 
-/** Writes the head of a whole stored response with status `status`. */
-export function writeStoredHead(response: ServerResponse, status: number, stored: readonly string[], age: string, cacheResult: CacheResult): void {
-  // On a Node without the slot every hit takes the plain path: no template is built or copied.
+/**
+ * The slot fields a hit with this Age and X-Cache hands to Node, or null when the stored list is
+ * written the plain way (no slot on this Node, or a list the slot cannot hold).
+ */
+export function storedSlotFields(stored: readonly string[], age: string, cacheResult: CacheResult): OutgoingFields | null {
+  // On a Node without the slot every hit takes the plain path: no slot form is built or copied.
   let head = outgoingHeaderSlot === undefined ? null : heads.get(stored);
   if (head === undefined) {
-    const template = templateOf(stored);
-    head = template === null ? null : { template, lastAge: '', lastResult: undefined, lastFields: undefined };
+    head = slotHeadOf(stored);
     heads.set(stored, head);
   }
-  if (head !== null && handOverFields(response, fieldsFor(head, age, cacheResult))) {
+  return head === null ? null : fieldsFor(head, age, cacheResult);
+}
+
+/** Writes the head of a whole stored response with status `status`. */
+export function writeStoredHead(response: ServerResponse, status: number, stored: readonly string[], age: string, cacheResult: CacheResult): void {
+  const fields = storedSlotFields(stored, age, cacheResult);
+  if (fields !== null && handOverFields(response, fields)) {
     response.writeHead(status);
     return;
   }

@@ -9,7 +9,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { outgoingHeaderSlot } from '../../src/node/outgoing-header-slot.js';
-import { writeStoredHead } from '../../src/proxy/stored-head.js';
+import { storedSlotFields, writeStoredHead } from '../../src/proxy/stored-head.js';
 
 /** The head lines of one GET answered on a fresh connection, status line first, as sent. */
 async function headLines(url: string, extraLines = ''): Promise<string[]> {
@@ -36,6 +36,32 @@ test('this Node writes a response through its header slot as the probe expects',
   assert.equal(outgoingHeaderSlot?.description, 'kOutHeaders');
 });
 
+describe('the slot form of a stored list', () => {
+  test('gives each framing field an entry and joins each run of other fields into one', () => {
+    const stored = ['Content-Type', 'text/plain', 'content-length', '5', 'cache-control', 'max-age=60', 'ETag', '"x"', 'date', 'D', 'via', '1.1 svc', 'Via', '1.1 edge'];
+    assert.deepEqual(Object.entries(storedSlotFields(stored, '3', 'HIT') ?? {}), [
+      ['content-type', ['Content-Type', 'text/plain']],
+      ['content-length', ['content-length', '5']],
+      ['cache-control', ['cache-control', 'max-age=60\r\nETag: "x"']],
+      ['date', ['date', 'D']],
+      ['via', ['via', '1.1 svc\r\nVia: 1.1 edge\r\nage: 3\r\nx-cache: HIT']],
+    ]);
+  });
+
+  test('starts Age an entry of its own after a framing field', () => {
+    assert.deepEqual(Object.entries(storedSlotFields(['cache-control', 'max-age=60', 'content-length', '5'], '0', 'STALE') ?? {}), [
+      ['cache-control', ['cache-control', 'max-age=60']],
+      ['content-length', ['content-length', '5']],
+      ['age', ['age', '0\r\nx-cache: STALE']],
+    ]);
+  });
+
+  test('is refused when two entries would share a name, so the plain path writes the list', () => {
+    assert.equal(storedSlotFields(['link', '</a>', 'content-length', '1', 'link', '</b>'], '0', 'HIT'), null);
+    assert.equal(storedSlotFields(['date', 'D', 'etag', '"x"', 'Date', 'E'], '0', 'HIT'), null);
+  });
+});
+
 describe('the head of a hit', () => {
   let origin: TestOrigin;
   let svc: SvcUnderTest;
@@ -51,7 +77,8 @@ describe('the head of a hit', () => {
 
   test('carries the stored fields as the miss did, in the origin order, then Age and X-Cache', async () => {
     origin.handle(() => ({
-      headers: { 'Cache-Control': 'max-age=60', 'X-Origin': 'Exact  Value', ETag: '"v1"', 'content-type': 'text/plain' },
+      // Date among the other fields, where svc must still hand it to Node as a field of its own.
+      headers: { 'Cache-Control': 'max-age=60', 'X-Origin': 'Exact  Value', Date: new Date().toUTCString(), ETag: '"v1"', 'content-type': 'text/plain' },
       body: 'hello',
     }));
     const miss = await headLines(`${svc.dataUrl}/head-order`);
@@ -60,9 +87,12 @@ describe('the head of a hit', () => {
     assert.ok(hit.includes('x-cache: HIT'), hit.join('\n'));
     assert.deepEqual(stableLines(hit), stableLines(miss));
     const names = hit.slice(1).map((line) => line.slice(0, line.indexOf(':')).toLowerCase());
-    assert.deepEqual(names.slice(0, 4), ['cache-control', 'x-origin', 'etag', 'content-type']);
+    assert.deepEqual(names.slice(0, 5), ['cache-control', 'x-origin', 'date', 'etag', 'content-type']);
     assert.ok(hit.some((line) => line.toLowerCase() === 'x-origin: exact  value'), hit.join('\n'));
     assert.ok(names.indexOf('age') > names.indexOf('via'), 'Age comes after the stored fields');
+    // Framed by the stored fields as Node sees them: the stored length, the stored Date only.
+    assert.equal(names.filter((name) => name === 'date').length, 1);
+    assert.ok(names.includes('content-length') && !names.includes('transfer-encoding'), hit.join('\n'));
     assert.equal(names.indexOf('x-cache'), names.indexOf('age') + 1);
   });
 
