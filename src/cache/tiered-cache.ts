@@ -76,7 +76,7 @@ export class TieredCache {
   demote(entry: CacheEntry): void {
     for (const observer of this.#observers) observer.removed(entry.key, entry.variantKey);
     if (!this.warm) return;
-    if (variantWithKey(this.warm.peek(entry.key), entry.variantKey) === undefined) this.warm.put(entry);
+    if (!this.warm.has(entry.key, entry.variantKey)) this.warm.put(entry);
   }
 
   /** Removes every variant of `key` from both tiers; returns how many entries went. */

@@ -28,6 +28,11 @@ export interface CacheStore {
    * invalidation, moving entries between tiers), which must not keep an entry from eviction.
    */
   peek(key: string): CacheEntry[];
+  /**
+   * Whether the variant `(key, variantKey)` is stored, answered from the store's index: nothing is
+   * read, decoded or marked used. For moving entries between tiers, which only need to know.
+   */
+  has(key: string, variantKey: string): boolean;
   /** Stores or replaces the variant `(entry.key, entry.variantKey)`, evicting by recency to fit. */
   put(entry: CacheEntry): PutOutcome;
   /** Removes one variant, or every variant of `key` when `variantKey` is omitted; returns how many. */

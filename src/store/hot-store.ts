@@ -84,6 +84,10 @@ class MemoryCacheStore implements HotStore {
     return this.#variants(key, false);
   }
 
+  has(key: string, variantKey: string): boolean {
+    return this.#index.find(key, variantKey) !== undefined;
+  }
+
   put(entry: CacheEntry): PutOutcome {
     // The size is taken once: later in-place header edits do not skew the accounting, and a
     // re-put after a revalidation recounts the entry.

@@ -32,6 +32,23 @@ async function withStore(
   }
 }
 
+type FourEntries = [CacheEntry, CacheEntry, CacheEntry, CacheEntry];
+
+/**
+ * A store with room for three equal entries, holding a, b and c (put in that order): putting d
+ * then evicts whichever of them was used least recently, so a test can tell whether a read of one
+ * counted as a use.
+ */
+async function withThreeOfFour(makeStore: StoreFactory, run: (store: CacheStore, entries: FourEntries) => void): Promise<void> {
+  const body = (): Buffer => randomBytes(200);
+  const size = entrySizeBytes(makeEntry({ key: 'https://example.com/0', body: body() }));
+  await withStore(makeStore, size * 3, (store) => {
+    const entries = [0, 1, 2, 3].map((i) => makeEntry({ key: `https://example.com/${i}`, body: body() })) as FourEntries;
+    for (const entry of entries.slice(0, 3)) assert.equal(store.put(entry), 'stored');
+    run(store, entries);
+  });
+}
+
 function expectedBytes(entries: Iterable<CacheEntry>): number {
   let total = 0;
   for (const entry of entries) total += entrySizeBytes(entry);
@@ -180,20 +197,26 @@ export function cacheStoreConformance(name: string, makeStore: StoreFactory): vo
         assert.deepEqual(listed(store.peek(key)), ['', 'br', 'gzip']);
         assert.deepEqual(listed(store.peek(key)), listed(store.variants(key)));
       });
-      const body = (): Buffer => randomBytes(200);
-      const size = entrySizeBytes(makeEntry({ key: 'https://example.com/0', body: body() }));
-      await withStore(makeStore, size * 3, (store) => {
-        const [a, b, c, d] = [0, 1, 2, 3].map((i) => makeEntry({ key: `https://example.com/${i}`, body: body() })) as [
-          CacheEntry,
-          CacheEntry,
-          CacheEntry,
-          CacheEntry,
-        ];
-        for (const entry of [a, b, c]) assert.equal(store.put(entry), 'stored');
+      await withThreeOfFour(makeStore, (store, [a, b, c, d]) => {
         assertSameEntry(store.peek(a.key)[0], a);
         assert.equal(store.put(d), 'stored');
         assert.deepEqual(store.variants(a.key), [], 'a was still the least recently used');
         for (const kept of [b, c, d]) assertSameEntry(store.variants(kept.key)[0], kept);
+      });
+    });
+
+    test('has tells which variants are stored, without counting as a use', async () => {
+      await withStore(makeStore, ROOMY_MAX_BYTES, (store) => {
+        const key = 'https://example.com/has';
+        for (const variantKey of ['gzip', '']) assert.equal(store.put(makeEntry({ key, variantKey })), 'stored');
+        assert.deepEqual([store.has(key, 'gzip'), store.has(key, ''), store.has(key, 'br'), store.has(`${key}/other`, '')], [true, true, false, false]);
+        assert.equal(store.delete(key, 'gzip'), 1);
+        assert.deepEqual([store.has(key, 'gzip'), store.has(key, '')], [false, true]);
+      });
+      await withThreeOfFour(makeStore, (store, [a, , , d]) => {
+        assert.equal(store.has(a.key, a.variantKey), true);
+        assert.equal(store.put(d), 'stored');
+        assert.equal(store.has(a.key, a.variantKey), false, 'a was still the least recently used');
       });
     });
 

@@ -199,6 +199,12 @@ class LmdbCacheStore implements WarmStore {
     return this.#variants(key, false);
   }
 
+  has(key: string, variantKey: string): boolean {
+    // The index holds every accepted put, queued or written; a record found corrupt when read is
+    // dropped from it then (see #read).
+    return !this.#closed && this.#index.find(key, variantKey) !== undefined;
+  }
+
   #variants(key: string, markUsed: boolean): CacheEntry[] {
     if (this.#closed) return [];
     const slots = this.#index.variantsOf(key);
