@@ -59,9 +59,11 @@ const heads = new WeakMap<readonly string[], SlotHead | null>();
 /**
  * The stored fields in slot form: each framing field an entry, each run of other fields one entry
  * keyed by its first field's lower-case name. Null when two entries would share a key (a repeated
- * framing field, or two runs starting with one name), or a key is one an object cannot hold: the
- * plain path then writes the list. Throws as `writeHead` would for an invalid field, before any of
- * it is joined: only the joins put line breaks into a value.
+ * framing field, or two runs starting with one name), when a key is one an object cannot hold, or
+ * when an entry would take the key `age`, kept for the entry Age starts after a framing field (a
+ * stored list has no Age; svc computes it): the plain path then writes the list. Throws as
+ * `writeHead` would for an invalid field, before any of it is joined: only the joins put line
+ * breaks into a value.
  */
 function slotHeadOf(stored: readonly string[]): SlotHead | null {
   const leading: Record<string, readonly [string, string]> = {};

@@ -25,7 +25,7 @@ export interface CacheStore {
   variants(key: string): CacheEntry[];
   /**
    * The same list without marking anything used: for readers that are not requests (debug output,
-   * invalidation, moving entries between tiers), which must not keep an entry from eviction.
+   * invalidation), which must not keep an entry from eviction.
    */
   peek(key: string): CacheEntry[];
   /**
