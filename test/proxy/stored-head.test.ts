@@ -68,7 +68,8 @@ describe('the head of a hit', () => {
 
   before(async () => {
     origin = await startTestOrigin();
-    svc = await startSvc([origin.url]);
+    // Exact Age values below: a real second passing between two hits must not move them.
+    svc = await startSvc([origin.url], { frozenClock: true });
   });
   after(async () => {
     await svc.stop();

@@ -21,10 +21,19 @@ export class LogCapture extends Writable {
   }
 }
 
-/** A clock the test moves by hand; starts at the real time so Date headers make sense. */
+/**
+ * A clock the test moves by hand; starts at the real time so Date headers make sense. Real time
+ * flows through it too (upstream cool-downs and refresh budgets wait on it), unless it is frozen:
+ * then only `advance` moves it, for tests that assert an exact Age, which a second boundary
+ * passing mid-test would otherwise move by one.
+ */
 export class ManualClock {
   private offsetMs = 0;
-  now = (): number => Date.now() + this.offsetMs;
+  private readonly frozenAtMs: number | undefined;
+  constructor(frozen = false) {
+    this.frozenAtMs = frozen ? Date.now() : undefined;
+  }
+  now = (): number => (this.frozenAtMs ?? Date.now()) + this.offsetMs;
   advance(ms: number): void {
     this.offsetMs += ms;
   }
@@ -47,6 +56,8 @@ export interface SvcOptions {
   env?: NodeJS.ProcessEnv;
   /** Reuse a directory (restart tests); it is then not removed on stop. */
   dir?: string;
+  /** Give the node a clock that only `advance` moves (see ManualClock). */
+  frozenClock?: boolean;
 }
 
 /** Config for one route `/` to a pool of the given origins, caching on. */
@@ -63,7 +74,7 @@ export async function startSvc(originUrls: string[], options: SvcOptions = {}): 
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'svc-test-')));
   const config = parseConfig({ ...baseConfig(originUrls), ...options.config });
   const logs = new LogCapture();
-  const clock = new ManualClock();
+  const clock = new ManualClock(options.frozenClock);
   const node = await startNode({ config, logger: createLogger({ destination: logs }), env: options.env ?? {}, now: clock.now });
   return {
     node,
