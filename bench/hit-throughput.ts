@@ -2,12 +2,13 @@
 // straight to the origin and to a bare Node `http` server answering the same bytes from memory
 // (Node's ceiling here). Each server runs in its own process; autocannon loads them one at a time.
 //
-//   npm run build && node dist/bench/hit-throughput.js [--rounds 5] [--seconds 4] [--connections 50] [--bytes 1024]
+//   npm run build && node dist/bench/hit-throughput.js [--rounds 10] [--seconds 3] [--connections 50] [--bytes 1024]
 //
 // The three targets are loaded in turn, round after round (the order rotating), and each figure is
 // the median over the rounds: on a shared machine the capacity drifts by tens of percent within a
 // minute, and a ratio taken from runs minutes apart measures the drift, not svc. The headline ratio
-// is the median of the per-round ratios, each from runs seconds apart.
+// is the median of the per-round ratios, each from runs seconds apart, with a 90% bootstrap interval
+// that says how far one run can be trusted (ten rounds by default, for an interval worth reading).
 // It prints figures; it asserts nothing.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,11 +18,12 @@ import { parseArgs } from 'node:util';
 import { startProcess, waitFor, type Started } from './support/processes.js';
 import { measureLoad, type LoadFigures } from './support/load.js';
 import { writeBenchSvcConfig } from './support/svc-config.js';
+import { median, medianInterval } from './support/median-interval.js';
 
 const { values } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '5' },
-    seconds: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '10' },
+    seconds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
     bytes: { type: 'string', default: '1024' },
     warm: { type: 'boolean', default: false },
@@ -52,12 +54,6 @@ interface Target {
 async function load(target: Target, warmUpSeconds: number): Promise<Figures> {
   const options = { connections, seconds, serverPid: target.server.child.pid, warmUpSeconds };
   return (await measureLoad(target.name, target.url, options)) as Figures;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'svc-bench-'));
@@ -109,7 +105,9 @@ try {
     );
   }
   const perRound = svcOverBare.map((ratio) => ratio.toFixed(2)).join(' ');
+  const interval = medianInterval(svcOverBare);
   console.log(`\nsvc HIT / bare node:    ${median(svcOverBare).toFixed(3)}x  (target >= 0.8x; per round: ${perRound})`);
+  console.log(`  90% bootstrap interval of that median: ${interval.low.toFixed(3)}x to ${interval.high.toFixed(3)}x`);
   console.log(`svc HIT / origin direct: ${median(svcOverDirect).toFixed(3)}x`);
   const cpu = (target: Target): number => median(target.runs.map((r) => r.cpuUsPerRequest));
   console.log(`CPU per request, bare / svc: ${(cpu(ceiling) / cpu(svcHit)).toFixed(3)}x (the throughput ratio a CPU-bound server reaches)`);
