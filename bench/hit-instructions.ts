@@ -25,6 +25,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { freePort, startProcess, waitFor, type Started } from './support/processes.js';
 import { writeBenchSvcConfig } from './support/svc-config.js';
+import { hitFields } from './support/hit-fields.js';
 
 const { values } = parseArgs({
   options: { requests: { type: 'string', default: '3000' }, 'warm-up': { type: 'string', default: '40000' } },
@@ -98,7 +99,16 @@ const configPath = await writeBenchSvcConfig(join(dir, 'svc.yaml'), { port: svcP
 const origin = startProcess(process.execPath, [FIXED_SERVER, String(originPort), '1024']);
 try {
   await waitFor(`http://127.0.0.1:${originPort}/hit`);
-  const bare = await count('bare', [FIXED_SERVER, String(barePort), '1024'], `http://127.0.0.1:${barePort}/hit`);
+  // The ceiling answers the same bytes as svc's HIT: read its fields off a svc run outside valgrind.
+  const plainSvc = startProcess(process.execPath, [SVC_CLI, 'serve', '--config', configPath]);
+  let fields: Record<string, string | string[]>;
+  try {
+    await waitFor(`http://127.0.0.1:${adminPort}/readyz`);
+    fields = await hitFields(`http://127.0.0.1:${svcPort}/hit`);
+  } finally {
+    await plainSvc.stop();
+  }
+  const bare = await count('bare', [FIXED_SERVER, String(barePort), '1024', JSON.stringify(fields)], `http://127.0.0.1:${barePort}/hit`);
   const svc = await count('svc', [SVC_CLI, 'serve', '--config', configPath], `http://127.0.0.1:${svcPort}/hit`);
   console.log(`\n1024-byte body, ${requests} requests counted after ${warmUpRequests} to warm up, Node ${process.version}\n`);
   console.log('instructions per request      main thread   all threads');

@@ -1,6 +1,7 @@
 // Issue 2 item 10: cache-HIT throughput and latency through svc, beside the same requests sent
-// straight to the origin and to a bare Node `http` server answering the same bytes from memory
-// (Node's ceiling here). Each server runs in its own process; autocannon loads them one at a time.
+// straight to the origin and to a bare Node `http` server answering the same bytes from memory (svc's
+// HIT fields, read off a live answer; Node's ceiling here). Each server runs in its own process;
+// autocannon loads them one at a time.
 //
 //   npm run build && node dist/bench/hit-throughput.js [--rounds 10] [--seconds 3] [--connections 50] [--bytes 1024]
 //
@@ -19,6 +20,7 @@ import { startProcess, waitFor, type Started } from './support/processes.js';
 import { measureLoad, type LoadFigures } from './support/load.js';
 import { writeBenchSvcConfig } from './support/svc-config.js';
 import { median, medianInterval } from './support/median-interval.js';
+import { hitFields } from './support/hit-fields.js';
 
 const { values } = parseArgs({
   options: {
@@ -65,14 +67,17 @@ const configPath = await writeBenchSvcConfig(join(dir, 'svc.yaml'), {
 });
 
 const origin = startProcess(process.execPath, [FIXED_SERVER, String(ORIGIN_PORT), String(bytes)]);
-const bare = startProcess(process.execPath, [FIXED_SERVER, String(BARE_PORT), String(bytes)]);
 // svc's access log goes to /dev/null through stdout 'ignore'; sampling keeps it cheap anyway.
 const svc = startProcess(process.execPath, [SVC_CLI, 'serve', '--config', configPath]);
+let bare: Started | undefined;
 try {
   await waitFor(`http://127.0.0.1:${ORIGIN_PORT}/`);
-  await waitFor(`http://127.0.0.1:${BARE_PORT}/`);
   await waitFor(`http://127.0.0.1:${SVC_ADMIN_PORT}/readyz`);
   await waitFor(`http://127.0.0.1:${SVC_PORT}/hit`); // fills the cache: every later request is a HIT
+  // The ceiling answers the same bytes as svc's HIT: its fields, its length.
+  const fields = await hitFields(`http://127.0.0.1:${SVC_PORT}/hit`);
+  bare = startProcess(process.execPath, [FIXED_SERVER, String(BARE_PORT), String(bytes), JSON.stringify(fields)]);
+  await waitFor(`http://127.0.0.1:${BARE_PORT}/`);
 
   const targets: Target[] = [
     { name: 'bare node http (ceiling)', url: `http://127.0.0.1:${BARE_PORT}/hit`, server: bare, runs: [] },
@@ -112,6 +117,6 @@ try {
   const cpu = (target: Target): number => median(target.runs.map((r) => r.cpuUsPerRequest));
   console.log(`CPU per request, bare / svc: ${(cpu(ceiling) / cpu(svcHit)).toFixed(3)}x (the throughput ratio a CPU-bound server reaches)`);
 } finally {
-  await Promise.all([svc.stop(), origin.stop(), bare.stop()]);
+  await Promise.all([svc.stop(), origin.stop(), bare?.stop()]);
   await rm(dir, { recursive: true, force: true });
 }
