@@ -1,10 +1,8 @@
-// Bans and recent purge records on disk, so a restart keeps them (spec §1.1): one JSON object per
-// line, appended and fsync'd before an operation answers, and rewritten whole (a temporary file,
-// fsync'd, renamed over the journal, the directory fsync'd) when it is opened and after each prune.
-// A last line without its newline is a write cut short by a crash: it is ignored. Any other line that
-// cannot be read is damage, and opening fails rather than silently forgetting a ban.
-import { mkdir, open, readFile, rename, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+// Bans and recent purge records on disk, so a restart keeps them (spec §1.1): a JSON-lines journal
+// (src/store/json-lines-journal.ts), appended and fsync'd before an operation answers and rewritten
+// whole when it is opened and after each prune. A damaged line before the last one stops the node
+// from starting rather than silently forgetting a ban.
+import { JsonLinesJournal } from '../store/json-lines-journal.js';
 import type { BanSpec } from './invalidator.js';
 import { CorruptJournalError, InvalidatorStateError } from './errors.js';
 
@@ -50,103 +48,18 @@ function parseRecord(line: string): JournalRecord | undefined {
   return undefined;
 }
 
-/** Reads the journal's records in order; a missing file holds none. Throws CorruptJournalError. */
-async function readRecords(path: string): Promise<JournalRecord[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  const lines = text.split('\n');
-  // The piece after the last newline is empty, or a torn write: either way not a record.
-  lines.pop();
-  return lines.map((line, index) => {
-    const record = parseRecord(line);
-    if (record === undefined) throw new CorruptJournalError(`${path} line ${index + 1} is not an invalidation record`);
-    return record;
-  });
-}
+export type InvalidationJournal = JsonLinesJournal<JournalRecord>;
 
-function serialise(records: readonly JournalRecord[]): string {
-  return records.map((record) => `${JSON.stringify(record)}\n`).join('');
-}
-
-export class InvalidationJournal {
-  readonly #dir: string;
-  readonly #path: string;
-  #handle: FileHandle | undefined;
-  /** Journal writes run one at a time, in call order. */
-  #tail: Promise<unknown> = Promise.resolve();
-
-  private constructor(dir: string) {
-    this.#dir = dir;
-    this.#path = join(dir, JOURNAL_FILE_NAME);
-  }
-
+export const InvalidationJournal = {
   /** Opens the journal in `dir` (created if missing) and returns it with the records it held. */
-  static async open(dir: string): Promise<{ journal: InvalidationJournal; records: JournalRecord[] }> {
-    await mkdir(dir, { recursive: true });
-    const journal = new InvalidationJournal(dir);
-    const records = await readRecords(journal.#path);
-    // Rewriting at once drops a torn last line, so the next append starts on a line of its own.
-    await journal.rewrite(records);
-    return { journal, records };
-  }
-
-  get path(): string {
-    return this.#path;
-  }
-
-  /** Appends records and resolves once they are on disk. */
-  append(records: readonly JournalRecord[]): Promise<void> {
-    return this.#serially(async () => {
-      const handle = this.#openHandle();
-      await handle.write(serialise(records));
-      await handle.datasync();
+  open(dir: string): Promise<{ journal: InvalidationJournal; records: JournalRecord[] }> {
+    return JsonLinesJournal.open({
+      dir,
+      fileName: JOURNAL_FILE_NAME,
+      parse: parseRecord,
+      recordName: 'an invalidation record',
+      corrupt: (message) => new CorruptJournalError(message),
+      closed: (message) => new InvalidatorStateError(message),
     });
-  }
-
-  /** Replaces the journal's content with `records`, atomically. */
-  rewrite(records: readonly JournalRecord[]): Promise<void> {
-    return this.#serially(async () => {
-      const temporary = `${this.#path}.tmp`;
-      const file = await open(temporary, 'w');
-      try {
-        await file.write(serialise(records));
-        await file.sync();
-      } finally {
-        await file.close();
-      }
-      await this.#handle?.close();
-      this.#handle = undefined;
-      await rename(temporary, this.#path);
-      const dir = await open(this.#dir, 'r');
-      try {
-        await dir.sync();
-      } finally {
-        await dir.close();
-      }
-      this.#handle = await open(this.#path, 'a');
-    });
-  }
-
-  close(): Promise<void> {
-    return this.#serially(async () => {
-      await this.#handle?.close();
-      this.#handle = undefined;
-    });
-  }
-
-  #openHandle(): FileHandle {
-    if (this.#handle === undefined) throw new InvalidatorStateError(`the invalidation journal ${this.#path} is closed`);
-    return this.#handle;
-  }
-
-  #serially<T>(run: () => Promise<T>): Promise<T> {
-    const result = this.#tail.then(run, run);
-    this.#tail = result.catch(() => undefined);
-    return result;
-  }
-}
+  },
+};
