@@ -163,3 +163,22 @@ export const peerSchema = v.object({
 });
 export const peersResponseSchema = v.array(peerSchema);
 export type Peer = v.InferOutput<typeof peerSchema>;
+
+/**
+ * `GET /v1/cdn/status` (spec §2.2), mounted only when the CDN is configured. `last_error` is svc's
+ * sentence about the most recent CDN failure (spec §2.5 leaves its type open), kept after later
+ * successes so that a lost purge stays visible; `last_error_at` and `pending` are additions.
+ */
+export const cdnStatusResponseSchema = v.object({
+  /** Whether any invalidation is forwarded (at least one `cdn.propagate.*` is true). */
+  enabled: v.boolean(),
+  zone_id: v.string(),
+  async: v.boolean(),
+  last_error: v.nullable(v.string()),
+  last_error_at: v.nullable(timestamp),
+  /** Null until the CDN has confirmed a purge since the node started. */
+  last_success_at: v.nullable(timestamp),
+  /** Purges queued or under way, not yet confirmed by the CDN. */
+  pending: count,
+});
+export type CdnStatusResponse = v.InferOutput<typeof cdnStatusResponseSchema>;

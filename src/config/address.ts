@@ -21,6 +21,17 @@ export const UPSTREAM_URL_PATTERN = new RegExp(`^https?://${HOST}(?::${PORT})?/?
 /** The OTLP/HTTP export target (spec §2.3): empty, `host:port` or `http(s)://host:port`. */
 export const TRACING_ENDPOINT_PATTERN = new RegExp(`^(?:(?:https?://)?${HOST}:${PORT}/?)?$`);
 
+/** Loopback hosts, where plain HTTP never leaves the machine. */
+const LOOPBACK_HOST = '(?:localhost|127(?:\\.\\d{1,3}){3}|\\[::1\\])';
+/** A URL path without query or fragment. */
+const URL_PATH = "(?:/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?";
+
+/**
+ * The CDN API base URL (`cdn.api_base_url`): https, or plain http to a loopback address only, since
+ * every call carries the CDN token; no user:password part (the token has a key of its own), no query.
+ */
+export const CDN_API_BASE_URL_PATTERN = new RegExp(`^(?:https://${HOST}|http://${LOOPBACK_HOST})(?::${PORT})?${URL_PATH}$`);
+
 export interface HostPort {
   /** The host without IPv6 brackets, ready for `server.listen` or `socket.connect`. */
   host: string;

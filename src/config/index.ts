@@ -7,4 +7,4 @@ export { parseDurationMs } from './duration.js';
 export { configJsonSchema } from './json-schema.js';
 export { loadConfigFile, parseConfig, parseConfigText } from './load.js';
 export { REDACTED, redactConfig } from './redact.js';
-export { type Config, CDN_DEFAULT_TIMEOUT_MS, configSchema } from './schema.js';
+export { type Config, CDN_API_TOKEN_PATTERN, CDN_DEFAULT_API_BASE_URL, CDN_DEFAULT_TIMEOUT_MS, configSchema } from './schema.js';

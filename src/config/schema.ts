@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import * as v from 'valibot';
 import {
+  CDN_API_BASE_URL_PATTERN,
   HOST_NAME_PATTERN,
   LISTEN_ADDRESS_PATTERN,
   PEER_ADDRESS_PATTERN,
@@ -26,6 +27,12 @@ export const GOSSIP_KEY_PATTERN = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
 
 /** What `cdn.timeout: 0` means (spec §2.3). */
 export const CDN_DEFAULT_TIMEOUT_MS = 10_000;
+
+/** Cloudflare's API (spec §6.2 names its calls); another CDN with the same purge API can be named instead. */
+export const CDN_DEFAULT_API_BASE_URL = 'https://api.cloudflare.com/client/v4';
+
+/** A bearer token is visible ASCII (RFC 6750 §2.1); anything else could split the Authorization field. */
+export const CDN_API_TOKEN_PATTERN = /^[\x21-\x7e]*$/;
 
 function object<const TEntries extends v.ObjectEntries>(entries: TEntries, what = 'an object') {
   return v.strictObject(entries, expected(what));
@@ -227,8 +234,21 @@ const cdnSchema = object({
   zone_id: nonEmptyString('a non-empty zone id', 'CDN zone identifier'),
   /** Empty: the token is better kept in CDN_API_TOKEN than in a file (spec §2.3). */
   api_token: v.optional(
-    v.pipe(v.string(expectedSecret('a string')), v.description('CDN API token (secret)')),
+    v.pipe(
+      v.string(expectedSecret('a string')),
+      v.regex(CDN_API_TOKEN_PATTERN, expectedSecret('a token of visible ASCII characters')),
+      v.description('CDN API token (secret)'),
+    ),
     '',
+  ),
+  /** Cloudflare's, whose zone purge API svc speaks; tests and CDNs with the same API name their own. */
+  api_base_url: v.optional(
+    matching(
+      CDN_API_BASE_URL_PATTERN,
+      'an https:// URL (http:// only to a loopback address) without user, query or fragment',
+      'base URL of the CDN API; purges go to {base}/zones/{zone_id}/purge_cache',
+    ),
+    CDN_DEFAULT_API_BASE_URL,
   ),
   /** true (spec §6.3): a slow CDN API must not hold up the admin response. */
   async: v.optional(boolean('answer before the CDN call completes'), true),
