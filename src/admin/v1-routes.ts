@@ -1,6 +1,7 @@
 // The token-protected admin API of spec §4.1: the four invalidation operations, the auth check,
-// stats, the running configuration, the cache debug view, the recent invalidations and (when
-// enabled) the profiling endpoints. Bodies are the shared wire types of src/api.
+// stats, the running configuration, the cache debug view, the recent invalidations, (when the CDN
+// is configured) the CDN status and (when enabled) the profiling endpoints. Bodies are the shared
+// wire types of src/api.
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import type { Invalidator } from '../invalidation/invalidator.js';
@@ -13,6 +14,7 @@ import {
   STATUS,
   type AuthCheckResponse,
   type BanResponse,
+  type CdnStatusResponse,
   type PurgeBatchResponse,
   type PurgeResponse,
   type RecentInvalidationsResponse,
@@ -37,6 +39,8 @@ export interface V1RouteDeps {
   cacheCheck: CacheCheckProvider;
   /** `admin.pprof_enabled`: mounts `/debug/pprof/*`. */
   pprofEnabled: boolean;
+  /** The CDN propagation's status; `GET /v1/cdn/status` exists only with it (spec §4.1). */
+  cdnStatus?: (() => CdnStatusResponse) | undefined;
 }
 
 export class BatchTooLargeError extends ApiError {
@@ -164,6 +168,11 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
       sendJson(response, 200, { invalidations: invalidator.recent() } satisfies RecentInvalidationsResponse),
     ),
   );
+
+  const { cdnStatus } = deps;
+  if (cdnStatus) {
+    router.on('GET', '/v1/cdn/status', requireToken(check, (_request, response) => sendJson(response, 200, cdnStatus())));
+  }
 
   if (deps.pprofEnabled) mountPprofRoutes(router, check);
 }

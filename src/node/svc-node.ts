@@ -23,6 +23,11 @@ import { mountHealthRoutes } from '../admin/health-routes.js';
 import { resolveAdminToken, type AdminToken } from '../admin/admin-token.js';
 import { mountV1Routes } from '../admin/v1-routes.js';
 import { createInvalidator, type InvalidationEngine } from '../invalidation/create-invalidator.js';
+import { CdnPropagator } from '../cdn/cdn-propagator.js';
+import { CdnInvalidator } from '../cdn/cdn-invalidator.js';
+import { registerCdnMetrics } from '../cdn/cdn-metrics.js';
+import { resolveCdnToken } from '../cdn/cdn-token.js';
+import type { RetryTiming } from '../cdn/send-with-retries.js';
 import { BackgroundRefresher, type RefreshRoute } from '../refresh/background-refresher.js';
 import { createCacheCheck } from './cache-check.js';
 import { mountClusterRoutes } from '../admin/cluster-routes.js';
@@ -38,6 +43,8 @@ export interface StartNodeOptions {
   env?: NodeJS.ProcessEnv;
   /** Wall clock, ms since the epoch; tests inject one to move time. */
   now?: () => number;
+  /** Tests only: the CDN propagation's timers and jitter, so its waits are seen without being spent. */
+  cdnTiming?: Partial<RetryTiming>;
 }
 
 export interface SvcNode {
@@ -172,9 +179,26 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
 
   // Bans and purges are kept beside the warm tier they must outlive; without one, nothing survives a
   // restart that an invalidation would need to hide.
-  const invalidator = createInvalidator({ cache, logger, now, dataDir: config.warm ? join(config.warm.path, 'invalidation') : undefined });
+  const invalidationDir = config.warm ? join(config.warm.path, 'invalidation') : undefined;
+  const invalidator = createInvalidator({ cache, logger, now, dataDir: invalidationDir });
   await readiness.phase('log_replay', () => invalidator.start());
   teardown.add(() => invalidator.stop());
+  // CDN purges not yet confirmed are kept beside the invalidation journal, and sent again at start.
+  const cdnConfig = config.cdn;
+  const cdn = cdnConfig
+    ? await readiness.phase('log_replay', () =>
+        CdnPropagator.start({
+          config: cdnConfig,
+          token: resolveCdnToken(cdnConfig.api_token, options.env ?? process.env),
+          logger,
+          metrics: registerCdnMetrics(metrics.registry),
+          pendingDir: invalidationDir,
+          now,
+          timing: options.cdnTiming,
+        }),
+      )
+    : undefined;
+  if (cdn) teardown.add(() => cdn.stop());
 
   let dataUrl = '';
   const cluster: ClusterNode | undefined = config.cluster
@@ -191,9 +215,12 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
       })
     : undefined;
   mountClusterRoutes(router, () => cluster?.peers() ?? []);
+  // In a cluster, the admin API's invalidations go to the other nodes too; with a CDN, to the CDN
+  // as well, from this node only (peers apply what they receive without forwarding it).
+  const adminInvalidator = cluster?.invalidator ?? invalidator;
   mountV1Routes(router, {
-    // In a cluster, the admin API's invalidations go to the other nodes too.
-    invalidator: cluster?.invalidator ?? invalidator,
+    invalidator: cdn ? new CdnInvalidator(adminInvalidator, cdn) : adminInvalidator,
+    cdnStatus: cdn ? () => cdn.status() : undefined,
     adminToken: adminToken.value,
     tokenConfigured: adminToken.source !== 'generated',
     config,

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/observe/logger.js';
-import { startNode, type SvcNode } from '../../src/node/svc-node.js';
+import { startNode, type StartNodeOptions, type SvcNode } from '../../src/node/svc-node.js';
 
 export class LogCapture extends Writable {
   readonly lines: Record<string, unknown>[] = [];
@@ -58,6 +58,8 @@ export interface SvcOptions {
   dir?: string;
   /** Give the node a clock that only `advance` moves (see ManualClock). */
   frozenClock?: boolean;
+  /** The CDN propagation's timers and jitter (see StartNodeOptions). */
+  cdnTiming?: StartNodeOptions['cdnTiming'];
 }
 
 /** Config for one route `/` to a pool of the given origins, caching on. */
@@ -75,7 +77,7 @@ export async function startSvc(originUrls: string[], options: SvcOptions = {}): 
   const config = parseConfig({ ...baseConfig(originUrls), ...options.config });
   const logs = new LogCapture();
   const clock = new ManualClock(options.frozenClock);
-  const node = await startNode({ config, logger: createLogger({ destination: logs }), env: options.env ?? {}, now: clock.now });
+  const node = await startNode({ config, logger: createLogger({ destination: logs }), env: options.env ?? {}, now: clock.now, cdnTiming: options.cdnTiming });
   return {
     node,
     dataUrl: node.dataUrl,
