@@ -146,8 +146,9 @@ export class CdnPropagator {
     }
     this.#lastError = { message: result.message, atMs: this.#now() };
     const details = { ...fields, values: report.values, error: result.message };
+    // Spec §6.3: a 4xx other than 429 is logged at warn, whether it refused the purge or the token.
     if (fate === 'dropped') this.#logger.warn(details, 'CDN refused a purge: not retried');
-    else if (fate === 'halted') this.#logger.error(details, 'CDN refused the token or zone: purges stay pending until the node restarts');
+    else if (fate === 'halted') this.#logger.warn(details, 'CDN refused the token or zone: purges stay pending until the node restarts');
     else this.#logger.error({ ...details, retry_in_ms: report.coolDownMs }, 'CDN purge failed after retries: pending, tried again later');
   }
 }

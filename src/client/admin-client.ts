@@ -7,6 +7,7 @@ import {
   authCheckResponseSchema,
   banResponseSchema,
   cacheCheckResponseSchema,
+  cdnStatusResponseSchema,
   configResponseSchema,
   errorResponseSchema,
   healthResponseSchema,
@@ -64,6 +65,8 @@ export interface AdminClient {
   config(): Promise<v.InferOutput<typeof configResponseSchema>>;
   cacheCheck(url: string): Promise<v.InferOutput<typeof cacheCheckResponseSchema>>;
   recentInvalidations(): Promise<v.InferOutput<typeof recentInvalidationsResponseSchema>>;
+  /** Only on a node with the CDN configured (404 `not_found` otherwise). */
+  cdnStatus(): Promise<v.InferOutput<typeof cdnStatusResponseSchema>>;
   health(): Promise<v.InferOutput<typeof healthResponseSchema>>;
   /** Also answers (rather than throws) while the node drains, when `/readyz` is 503. */
   ready(detail?: boolean): Promise<v.InferOutput<typeof readyResponseSchema>>;
@@ -130,6 +133,7 @@ export function createAdminClient(options: AdminClientOptions = {}): AdminClient
       }),
     recentInvalidations: () =>
       call({ method: 'GET', path: '/v1/invalidations/recent', schema: recentInvalidationsResponseSchema, authenticated: true }),
+    cdnStatus: () => call({ method: 'GET', path: '/v1/cdn/status', schema: cdnStatusResponseSchema, authenticated: true }),
     health: () => call({ method: 'GET', path: '/healthz', schema: healthResponseSchema, authenticated: false }),
     ready: (detail = false) =>
       call({ method: 'GET', path: detail ? '/readyz?detail=1' : '/readyz', schema: readyResponseSchema, authenticated: false, alsoOk: [503] }),

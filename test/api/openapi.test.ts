@@ -9,15 +9,14 @@ import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { header } from '../support/http.js';
 import { adminCall, type JsonAnswer } from './support/admin-fetch.js';
+import { startFakeCdn, cloudflareError, type FakeCdn } from '../cdn/support/fake-cdn.js';
 import { loadOpenApi, OpenApiValidator, resolveResponse, type OpenApiDocument } from './support/openapi-validator.js';
 
 const TOKEN = 'test-admin-token-0123456789';
 const JSON_TYPE = { 'content-type': 'application/json' };
 
-/** Documented operations that this test's node does not mount, and why. */
-const NOT_MOUNTED_HERE: Record<string, string> = {
-  'GET /v1/cdn/status': 'mounted only when the CDN integration is configured',
-};
+/** Documented operations that neither of this test's nodes mounts, and why. */
+const NOT_MOUNTED_HERE: Record<string, string> = {};
 
 interface Case {
   operation: string;
@@ -27,6 +26,8 @@ interface Case {
   body?: unknown;
   rawBody?: string;
   headers?: Record<string, string>;
+  /** The node that answers: the one with the CDN configured for the CDN cases. */
+  adminUrl?: string;
 }
 
 function mountedRoutes(node: SvcNode): string[] {
@@ -51,21 +52,31 @@ describe('docs/openapi.yaml', () => {
   const documented = documentedOperations(document);
   let origin: TestOrigin;
   let svc: SvcUnderTest;
+  // A second node with the CDN configured in sync mode, against a CDN that refuses every purge: it
+  // mounts GET /v1/cdn/status and answers the writes 502.
+  let cdn: FakeCdn;
+  let cdnSvc: SvcUnderTest;
   const exercised = new Set<string>();
 
   before(async () => {
     origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=60', 'surrogate-key': 'k1' }, body: 'x' }));
     svc = await startSvc([origin.url], { config: { admin: { listen: '127.0.0.1:0', token: TOKEN, pprof_enabled: true } } });
+    cdn = await startFakeCdn(() => cloudflareError(400, 1012, 'refused'));
+    cdnSvc = await startSvc([origin.url], {
+      config: { admin: { listen: '127.0.0.1:0', token: TOKEN }, cdn: { zone_id: 'zone', api_base_url: cdn.url, api_token: 'cdn-token', async: false } },
+    });
   });
   after(async () => {
     await svc.stop();
+    await cdnSvc.stop();
+    await cdn.close();
     await origin.close();
   });
 
   /** Sends the case and checks the answer against the documented response of its status. */
   async function check(item: Case): Promise<JsonAnswer> {
     const [method, path] = item.operation.split(' ') as [string, string];
-    const answer = await adminCall(svc.adminUrl, method, item.path ?? path, {
+    const answer = await adminCall(item.adminUrl ?? svc.adminUrl, method, item.path ?? path, {
       token: 'token' in item ? item.token : TOKEN,
       ...(item.body === undefined ? {} : { body: item.body }),
       ...(item.rawBody === undefined ? {} : { rawBody: item.rawBody }),
@@ -92,12 +103,12 @@ describe('docs/openapi.yaml', () => {
   }
 
   test('(a) every mounted admin route is documented', () => {
-    const undocumented = mountedRoutes(svc.node).filter((route) => !isDocumented(route, documented));
+    const undocumented = [...mountedRoutes(svc.node), ...mountedRoutes(cdnSvc.node)].filter((route) => !isDocumented(route, documented));
     assert.deepEqual(undocumented, []);
   });
 
   test('(b) answers of every documented operation match the document, errors included', async () => {
-    const mounted = mountedRoutes(svc.node);
+    const mounted = [...new Set([...mountedRoutes(svc.node), ...mountedRoutes(cdnSvc.node)])];
     const url = `${svc.dataUrl}/doc`;
     await adminCall(svc.dataUrl, 'GET', '/doc');
     const tooBig = { rawBody: `{"url":"${'x'.repeat(1024 * 1024)}"}`, headers: JSON_TYPE };
@@ -141,6 +152,13 @@ describe('docs/openapi.yaml', () => {
       cases.push({ operation, status: 401, token: undefined }, { operation, status: 401, token: 'wrong' });
     }
     for (const operation of ['GET /debug/pprof/', 'GET /debug/pprof/heap', 'GET /debug/pprof/profile']) cases.push({ operation, status: 401, token: undefined });
+    const onCdnNode = { adminUrl: cdnSvc.adminUrl };
+    for (const [operation, good] of writes) cases.push({ operation, status: 502, body: good, ...onCdnNode });
+    cases.push(
+      { operation: 'GET /v1/cdn/status', status: 200, ...onCdnNode },
+      { operation: 'GET /v1/cdn/status', status: 401, token: undefined, ...onCdnNode },
+      { operation: 'GET /v1/cdn/status', status: 401, token: 'wrong', ...onCdnNode },
+    );
     if (mounted.includes('GET /v1/cluster/peers')) cases.push({ operation: 'GET /v1/cluster/peers', status: 200, token: undefined });
     for (const item of cases) await check(item);
 

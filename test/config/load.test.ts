@@ -93,6 +93,7 @@ describe('defaults', () => {
     assert.deepEqual(config.cdn, {
       zone_id: 'z',
       api_token: '',
+      api_base_url: 'https://api.cloudflare.com/client/v4',
       async: true,
       timeout: 10_000,
       propagate: { purge: true, ban: true, refresh: true },
