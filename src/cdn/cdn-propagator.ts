@@ -63,6 +63,7 @@ export class CdnPropagator {
       initial,
       send: (kind, values, signal) => sendWithRetries(() => client.purge(kind, values, signal), timing, signal),
       onCall: (report) => this.#record(report),
+      onError: (error) => this.#logger.error({ err: error }, 'the pending-purge journal could not be written: CDN propagation stopped until restart'),
       setTimer: timing.setTimer,
       now: options.now,
       monotonicNow: () => performance.now(),

@@ -56,6 +56,8 @@ export interface PurgeQueueOptions {
   /** One call with its retries. */
   send: (kind: PurgeKind, values: readonly string[], signal: AbortSignal) => Promise<SentCall>;
   onCall: (report: CallReport) => void;
+  /** The pending journal could not be written: the sender stops (what is pending stays on disk). */
+  onError: (error: unknown) => void;
   setTimer: SetTimer;
   now: () => number;
   /** Monotonic ms, for call durations. */
@@ -149,19 +151,18 @@ export class PurgeQueue {
       if (existing !== undefined && !shared.includes(existing)) shared.push(existing);
       else if (existing === undefined) fresh.push(target);
     }
+    // A shared purge may go out while the new ones are written: its waiter must be on it already.
+    const waiter = wait ? new Waiter(shared.length + fresh.length) : undefined;
+    if (waiter) for (const purge of shared) purge.waiters.add(waiter);
     const added = (await this.#options.store.add(fresh, this.#options.now())).map((purge) => ({ ...purge, waiters: new Set<Waiter>() }));
-    for (const purge of added) this.#enqueue(purge);
-    let confirmed: Promise<void> | undefined;
-    if (wait) {
-      const all = [...shared, ...added];
-      const waiter = new Waiter(all.length);
-      for (const purge of all) purge.waiters.add(waiter);
-      confirmed = waiter.done;
-      const blocked = this.#halted ?? this.#coolingDown ?? (this.#stopped ? 'the node is stopping' : undefined);
-      if (blocked !== undefined) waiter.fail(`${blocked}; the purge stays pending`);
+    for (const purge of added) {
+      if (waiter) purge.waiters.add(waiter);
+      this.#enqueue(purge);
     }
+    const blocked = this.#halted ?? this.#coolingDown ?? (this.#stopped ? 'the node is stopping' : undefined);
+    if (blocked !== undefined) waiter?.fail(`${blocked}; the purge stays pending`);
     this.#schedule();
-    return { confirmed };
+    return { confirmed: waiter?.done };
   }
 
   /** Stops sending: a call under way is abandoned; its purges stay pending (on disk when durable). */
@@ -171,25 +172,25 @@ export class PurgeQueue {
     this.#timer = undefined;
     this.#abort.abort();
     await this.#running;
-    for (const byValue of this.#queued.values()) for (const purge of byValue.values()) for (const waiter of purge.waiters) waiter.fail('the node stopped');
+    this.#failQueued('the node stopped; the purge stays pending');
   }
 
   #enqueue(purge: Queued): void {
-    let byValue = this.#queued.get(purge.kind);
-    if (byValue === undefined) this.#queued.set(purge.kind, (byValue = new Map()));
-    byValue.set(purge.seq, purge);
+    let bySeq = this.#queued.get(purge.kind);
+    if (bySeq === undefined) this.#queued.set(purge.kind, (bySeq = new Map()));
+    bySeq.set(purge.seq, purge);
     if (!this.#byKey.has(keyOf(purge))) this.#byKey.set(keyOf(purge), purge);
   }
 
   /** Starts the sender: at once when a call would be full, else after the batch window. */
   #schedule(): void {
     if (this.#running !== undefined || this.#stopped || this.#halted !== undefined || this.#coolingDown !== undefined) return;
-    const full = [...this.#queued.values()].some((byValue) => byValue.size >= MAX_VALUES_PER_CALL);
+    const full = [...this.#queued.values()].some((bySeq) => bySeq.size >= MAX_VALUES_PER_CALL);
     if (full) {
       this.#timer?.();
       this.#timer = undefined;
       this.#start();
-    } else if (this.#timer === undefined && [...this.#queued.values()].some((byValue) => byValue.size > 0)) {
+    } else if (this.#timer === undefined && [...this.#queued.values()].some((bySeq) => bySeq.size > 0)) {
       this.#timer = this.#options.setTimer(() => {
         this.#timer = undefined;
         this.#start();
@@ -199,10 +200,16 @@ export class PurgeQueue {
 
   #start(): void {
     if (this.#running !== undefined || this.#stopped) return;
-    this.#running = this.#sendAll().finally(() => {
-      this.#running = undefined;
-      this.#schedule();
-    });
+    this.#running = this.#sendAll()
+      .catch((error: unknown) => {
+        this.#halted = 'the pending-purge journal could not be written';
+        this.#failQueued(this.#halted);
+        this.#options.onError(error);
+      })
+      .finally(() => {
+        this.#running = undefined;
+        this.#schedule();
+      });
   }
 
   async #sendAll(): Promise<void> {
@@ -224,21 +231,21 @@ export class PurgeQueue {
   /** The oldest queued purge's kind, and up to a call's worth of values of that kind, oldest first. */
   #takeCall(): Queued[] | undefined {
     let oldest: Queued | undefined;
-    for (const byValue of this.#queued.values()) {
-      const first = byValue.values().next().value;
+    for (const bySeq of this.#queued.values()) {
+      const first = bySeq.values().next().value;
       if (first !== undefined && (oldest === undefined || first.seq < oldest.seq)) oldest = first;
     }
     if (oldest === undefined) return undefined;
-    const byValue = this.#queued.get(oldest.kind)!;
+    const bySeq = this.#queued.get(oldest.kind)!;
     const call: Queued[] = [];
     const values = new Set<string>();
-    for (const purge of byValue.values()) {
+    for (const purge of bySeq.values()) {
       if (!values.has(purge.value) && values.size === MAX_VALUES_PER_CALL) break;
       values.add(purge.value);
       call.push(purge);
     }
     for (const purge of call) {
-      byValue.delete(purge.seq);
+      bySeq.delete(purge.seq);
       if (this.#byKey.get(keyOf(purge)) === purge) this.#byKey.delete(keyOf(purge));
     }
     return call;
@@ -276,13 +283,14 @@ export class PurgeQueue {
       report.fate = 'halted';
       this.#putBack(call);
       this.#halted = `the CDN refused the token or zone (${result.message}); purges stay pending until the node restarts`;
-      this.#fail(call, this.#halted);
+      this.#failQueued(this.#halted);
     } else {
       report.fate = 'kept';
       report.coolDownMs = this.#coolDownMs(result);
       this.#putBack(call);
       this.#coolingDown = `the CDN failed: ${result.message}`;
-      this.#fail(call, `${this.#coolingDown}; the purge stays pending`);
+      // No call goes out before the cool-down ends: nobody waits that long for an answer.
+      this.#failQueued(`${this.#coolingDown}; the purge stays pending`);
       this.#timer = this.#options.setTimer(() => {
         this.#timer = undefined;
         this.#coolingDown = undefined;
@@ -296,9 +304,16 @@ export class PurgeQueue {
     await this.#options.store.done(call.map((purge) => purge.seq));
   }
 
-  #fail(call: Queued[], reason: string): void {
-    for (const purge of call) for (const waiter of purge.waiters) waiter.fail(reason);
-    for (const purge of call) purge.waiters.clear();
+  #fail(purges: Iterable<Queued>, reason: string): void {
+    for (const purge of purges) {
+      for (const waiter of purge.waiters) waiter.fail(reason);
+      purge.waiters.clear();
+    }
+  }
+
+  /** Fails the waiters of every purge still queued (a call's purges are back in the queue by then). */
+  #failQueued(reason: string): void {
+    for (const bySeq of this.#queued.values()) this.#fail(bySeq.values(), reason);
   }
 
   #coolDownMs(result: FailedCall): number {
