@@ -21,6 +21,9 @@ import {
 } from '../api/responses.js';
 import { ApiError } from './api-error.js';
 import { createTokenCheck, requireToken } from './auth.js';
+import { mountBansRoute } from './bans-route.js';
+import type { DashboardSessions } from './dashboard/dashboard-session.js';
+import { acceptingSession } from './dashboard/session-auth.js';
 import { InvalidRequestError, readJsonBody } from './json-body.js';
 import { sendJson } from './json-response.js';
 import { mountPprofRoutes } from './pprof-routes.js';
@@ -37,6 +40,10 @@ export interface V1RouteDeps {
   cacheCheck: CacheCheckProvider;
   /** `admin.pprof_enabled`: mounts `/debug/pprof/*`. */
   pprofEnabled: boolean;
+  /** Dashboard sessions, accepted in place of the bearer token (with their CSRF token). */
+  sessions?: DashboardSessions;
+  /** Wall clock, ms since the epoch (ages in `GET /v1/bans`). */
+  now: () => number;
 }
 
 export class BatchTooLargeError extends ApiError {
@@ -67,7 +74,7 @@ async function rejectingInvalidUrl<T>(work: () => Promise<T>): Promise<T> {
 
 export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
   const { invalidator } = deps;
-  const check = createTokenCheck(deps.adminToken);
+  const check = acceptingSession(createTokenCheck(deps.adminToken), deps.sessions);
 
   router.on(
     'POST',
@@ -164,6 +171,8 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
       sendJson(response, 200, { invalidations: invalidator.recent() } satisfies RecentInvalidationsResponse),
     ),
   );
+
+  mountBansRoute(router, check, invalidator, deps.now);
 
   if (deps.pprofEnabled) mountPprofRoutes(router, check);
 }

@@ -6,6 +6,7 @@ import type { BanRequest } from '../api/requests.js';
 import {
   authCheckResponseSchema,
   banResponseSchema,
+  bansResponseSchema,
   cacheCheckResponseSchema,
   configResponseSchema,
   errorResponseSchema,
@@ -64,6 +65,8 @@ export interface AdminClient {
   config(): Promise<v.InferOutput<typeof configResponseSchema>>;
   cacheCheck(url: string): Promise<v.InferOutput<typeof cacheCheckResponseSchema>>;
   recentInvalidations(): Promise<v.InferOutput<typeof recentInvalidationsResponseSchema>>;
+  /** The active bans, newest first, with their age and what they matched. */
+  bans(): Promise<v.InferOutput<typeof bansResponseSchema>>;
   health(): Promise<v.InferOutput<typeof healthResponseSchema>>;
   /** Also answers (rather than throws) while the node drains, when `/readyz` is 503. */
   ready(detail?: boolean): Promise<v.InferOutput<typeof readyResponseSchema>>;
@@ -130,6 +133,7 @@ export function createAdminClient(options: AdminClientOptions = {}): AdminClient
       }),
     recentInvalidations: () =>
       call({ method: 'GET', path: '/v1/invalidations/recent', schema: recentInvalidationsResponseSchema, authenticated: true }),
+    bans: () => call({ method: 'GET', path: '/v1/bans', schema: bansResponseSchema, authenticated: true }),
     health: () => call({ method: 'GET', path: '/healthz', schema: healthResponseSchema, authenticated: false }),
     ready: (detail = false) =>
       call({ method: 'GET', path: detail ? '/readyz?detail=1' : '/readyz', schema: readyResponseSchema, authenticated: false, alsoOk: [503] }),

@@ -26,6 +26,8 @@ import { createInvalidator, type InvalidationEngine } from '../invalidation/crea
 import { BackgroundRefresher, type RefreshRoute } from '../refresh/background-refresher.js';
 import { createCacheCheck } from './cache-check.js';
 import { mountClusterRoutes } from '../admin/cluster-routes.js';
+import { DashboardSessions } from '../admin/dashboard/dashboard-session.js';
+import { mountDashboardRoutes } from '../admin/dashboard/dashboard-routes.js';
 import { ClusterNode } from '../clustering/cluster-node.js';
 import { Readiness } from './readiness.js';
 import { InFlightRequests } from './in-flight.js';
@@ -191,7 +193,10 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
       })
     : undefined;
   mountClusterRoutes(router, () => cluster?.peers() ?? []);
+  const sessions = new DashboardSessions({ adminToken: () => adminToken.value, now });
   mountV1Routes(router, {
+    sessions,
+    now,
     // In a cluster, the admin API's invalidations go to the other nodes too.
     invalidator: cluster?.invalidator ?? invalidator,
     adminToken: adminToken.value,
@@ -212,6 +217,13 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
       ownerOf: (key) => cluster?.ownerOf(key) ?? null,
     }),
     pprofEnabled: config.admin.pprof_enabled,
+  });
+  mountDashboardRoutes(router, {
+    sessions,
+    adminToken: adminToken.value,
+    registry: metrics.registry,
+    capacities: { hotMaxBytes: config.hot_max_bytes, warmMaxBytes: config.warm?.max_bytes },
+    nodeName: config.cluster?.node_name,
   });
 
   const pools = new Map(
