@@ -53,7 +53,9 @@ async function api(method, path, body) {
     goToLogin(code === 'session_expired');
     throw new ApiFailure(401, code, 'The session has ended.');
   }
-  throw new ApiFailure(response.status, code, json?.error?.message ?? `HTTP ${response.status} ${response.statusText}`);
+  const words = json?.error?.message ?? `HTTP ${response.status} ${response.statusText}`;
+  // A page left open across a new login carries the old session's CSRF token: a reload fetches the new one.
+  throw new ApiFailure(response.status, code, code === 'csrf_rejected' ? `${words}; reload the page` : words);
 }
 
 // ---- small DOM helpers ----
