@@ -52,7 +52,8 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string 
   return issues.length > 1 ? `${named} (and ${issues.length - 1} more problems)` : named;
 }
 
-async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer> {
+/** The whole request body, at most `maxBytes` (PayloadTooLargeError beyond, without buffering the rest). */
+export async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = Number(request.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) {
     throw new PayloadTooLargeError(`the request body is ${declared} bytes; the limit is ${maxBytes} bytes`);

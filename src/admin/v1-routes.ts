@@ -23,6 +23,9 @@ import {
 } from '../api/responses.js';
 import { ApiError } from './api-error.js';
 import { createTokenCheck, requireToken } from './auth.js';
+import { mountBansRoute } from './bans-route.js';
+import type { DashboardSessions } from './dashboard/dashboard-session.js';
+import { acceptingSession } from './dashboard/session-auth.js';
 import { InvalidRequestError, readJsonBody } from './json-body.js';
 import { sendJson } from './json-response.js';
 import { mountPprofRoutes } from './pprof-routes.js';
@@ -41,6 +44,10 @@ export interface V1RouteDeps {
   pprofEnabled: boolean;
   /** The CDN propagation's status; `GET /v1/cdn/status` exists only with it (spec §4.1). */
   cdnStatus?: (() => CdnStatusResponse) | undefined;
+  /** Dashboard sessions, accepted in place of the bearer token (with their CSRF token). */
+  sessions?: DashboardSessions;
+  /** Wall clock, ms since the epoch (ages in `GET /v1/bans`). */
+  now: () => number;
 }
 
 export class BatchTooLargeError extends ApiError {
@@ -71,7 +78,7 @@ async function rejectingInvalidUrl<T>(work: () => Promise<T>): Promise<T> {
 
 export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
   const { invalidator } = deps;
-  const check = createTokenCheck(deps.adminToken);
+  const check = acceptingSession(createTokenCheck(deps.adminToken), deps.sessions);
 
   router.on(
     'POST',
@@ -173,6 +180,7 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
   if (cdnStatus) {
     router.on('GET', '/v1/cdn/status', requireToken(check, (_request, response) => sendJson(response, 200, cdnStatus())));
   }
+  mountBansRoute(router, check, invalidator, deps.now);
 
   if (deps.pprofEnabled) mountPprofRoutes(router, check);
 }

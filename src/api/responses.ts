@@ -182,3 +182,27 @@ export const cdnStatusResponseSchema = v.object({
   pending: count,
 });
 export type CdnStatusResponse = v.InferOutput<typeof cdnStatusResponseSchema>;
+
+/**
+ * One element of `GET /v1/bans`: an active ban with every field present (null when absent). `evicted`
+ * and `hidden` say what it matched; null when the node does not count them.
+ */
+export const banListEntrySchema = v.object({
+  id: v.string(),
+  host_regex: v.nullable(v.string()),
+  path_regex: v.nullable(v.string()),
+  surrogate_key: v.nullable(v.string()),
+  created_at: timestamp,
+  /** Whole seconds since creation, by the node's clock. */
+  age_s: count,
+  expires_at: timestamp,
+  /** Hot-tier entries evicted when the ban was made (eager eviction, spec §1.1). */
+  evicted: v.nullable(count),
+  /** Lookups the ban has refused since (the lazy check). */
+  hidden: v.nullable(count),
+});
+export type BanListEntry = v.InferOutput<typeof banListEntrySchema>;
+
+/** `GET /v1/bans`: the active bans, newest first. */
+export const bansResponseSchema = v.object({ bans: v.array(banListEntrySchema) });
+export type BansResponse = v.InferOutput<typeof bansResponseSchema>;

@@ -3,6 +3,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import { defineCommand, runCommand, showUsage, type CommandDef } from 'citty';
 import { banCommand } from './ban-command.js';
+import { bansCommand } from './bans-command.js';
 import { clusterCommand } from './cluster-command.js';
 import { createCompletionCommand } from './completion-command.js';
 import { purgeCommand } from './purge-command.js';
@@ -24,6 +25,7 @@ export const mainCommand: CommandDef = defineCommand({
     version: versionCommand,
     purge: purgeCommand,
     ban: banCommand,
+    bans: bansCommand,
     refresh: refreshCommand,
     cluster: clusterCommand,
     sim: simCommand,

@@ -6,6 +6,7 @@ import type { BanRequest } from '../api/requests.js';
 import {
   authCheckResponseSchema,
   banResponseSchema,
+  bansResponseSchema,
   cacheCheckResponseSchema,
   cdnStatusResponseSchema,
   configResponseSchema,
@@ -67,6 +68,8 @@ export interface AdminClient {
   recentInvalidations(): Promise<v.InferOutput<typeof recentInvalidationsResponseSchema>>;
   /** Only on a node with the CDN configured (404 `not_found` otherwise). */
   cdnStatus(): Promise<v.InferOutput<typeof cdnStatusResponseSchema>>;
+  /** The active bans, newest first, with their age and what they matched. */
+  bans(): Promise<v.InferOutput<typeof bansResponseSchema>>;
   health(): Promise<v.InferOutput<typeof healthResponseSchema>>;
   /** Also answers (rather than throws) while the node drains, when `/readyz` is 503. */
   ready(detail?: boolean): Promise<v.InferOutput<typeof readyResponseSchema>>;
@@ -134,6 +137,7 @@ export function createAdminClient(options: AdminClientOptions = {}): AdminClient
     recentInvalidations: () =>
       call({ method: 'GET', path: '/v1/invalidations/recent', schema: recentInvalidationsResponseSchema, authenticated: true }),
     cdnStatus: () => call({ method: 'GET', path: '/v1/cdn/status', schema: cdnStatusResponseSchema, authenticated: true }),
+    bans: () => call({ method: 'GET', path: '/v1/bans', schema: bansResponseSchema, authenticated: true }),
     health: () => call({ method: 'GET', path: '/healthz', schema: healthResponseSchema, authenticated: false }),
     ready: (detail = false) =>
       call({ method: 'GET', path: detail ? '/readyz?detail=1' : '/readyz', schema: readyResponseSchema, authenticated: false, alsoOk: [503] }),

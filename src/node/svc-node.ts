@@ -31,6 +31,8 @@ import type { RetryTiming } from '../cdn/send-with-retries.js';
 import { BackgroundRefresher, type RefreshRoute } from '../refresh/background-refresher.js';
 import { createCacheCheck } from './cache-check.js';
 import { mountClusterRoutes } from '../admin/cluster-routes.js';
+import { DashboardSessions } from '../admin/dashboard/dashboard-session.js';
+import { mountDashboardRoutes } from '../admin/dashboard/dashboard-routes.js';
 import { ClusterNode } from '../clustering/cluster-node.js';
 import { Readiness } from './readiness.js';
 import { InFlightRequests } from './in-flight.js';
@@ -218,7 +220,10 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   // In a cluster, the admin API's invalidations go to the other nodes too; with a CDN, to the CDN
   // as well, from this node only (peers apply what they receive without forwarding it).
   const adminInvalidator = cluster?.invalidator ?? invalidator;
+  const sessions = new DashboardSessions({ adminToken: () => adminToken.value, now });
   mountV1Routes(router, {
+    sessions,
+    now,
     invalidator: cdn ? new CdnInvalidator(adminInvalidator, cdn) : adminInvalidator,
     cdnStatus: cdn ? () => cdn.status() : undefined,
     adminToken: adminToken.value,
@@ -239,6 +244,13 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
       ownerOf: (key) => cluster?.ownerOf(key) ?? null,
     }),
     pprofEnabled: config.admin.pprof_enabled,
+  });
+  mountDashboardRoutes(router, {
+    sessions,
+    adminToken: adminToken.value,
+    registry: metrics.registry,
+    capacities: { hotMaxBytes: config.hot_max_bytes, warmMaxBytes: config.warm?.max_bytes },
+    nodeName: config.cluster?.node_name,
   });
 
   const pools = new Map(

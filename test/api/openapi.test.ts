@@ -11,6 +11,7 @@ import { header } from '../support/http.js';
 import { adminCall, type JsonAnswer } from './support/admin-fetch.js';
 import { startFakeCdn, cloudflareError, type FakeCdn } from '../cdn/support/fake-cdn.js';
 import { loadOpenApi, OpenApiValidator, resolveResponse, type OpenApiDocument } from './support/openapi-validator.js';
+import { logInOverHttp } from '../dashboard/support/dashboard-login.js';
 
 const TOKEN = 'test-admin-token-0123456789';
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -160,6 +161,35 @@ describe('docs/openapi.yaml', () => {
       { operation: 'GET /v1/cdn/status', status: 401, token: 'wrong', ...onCdnNode },
     );
     if (mounted.includes('GET /v1/cluster/peers')) cases.push({ operation: 'GET /v1/cluster/peers', status: 200, token: undefined });
+    // The dashboard (issue 20) and GET /v1/bans, with a session where the case needs one; logout last.
+    const login = await logInOverHttp(svc.adminUrl, TOKEN);
+    const cookie = { cookie: login.cookie };
+    const session = login.apiHeaders(svc.adminUrl);
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const anonymous = { token: undefined };
+    cases.push(
+      { operation: 'GET /v1/bans', status: 200 },
+      { operation: 'GET /v1/bans', status: 401, ...anonymous },
+      { operation: 'GET /v1/bans', status: 403, ...anonymous, headers: cookie },
+      { operation: 'GET /dashboard', status: 308, ...anonymous },
+      { operation: 'GET /dashboard/', status: 200, ...anonymous, headers: cookie },
+      { operation: 'GET /dashboard/', status: 303, ...anonymous },
+      { operation: 'GET /dashboard/login', status: 200, ...anonymous },
+      { operation: 'GET /dashboard/login', status: 303, ...anonymous, headers: cookie },
+      { operation: 'POST /dashboard/login', status: 303, ...anonymous, rawBody: `token=${TOKEN}`, headers: form },
+      { operation: 'POST /dashboard/login', status: 401, ...anonymous, rawBody: 'token=wrong', headers: form },
+      { operation: 'POST /dashboard/login', status: 403, ...anonymous, rawBody: `token=${TOKEN}`, headers: { ...form, origin: 'http://evil.example' } },
+      { operation: 'POST /dashboard/login', status: 415, ...anonymous, body: { token: TOKEN } },
+      { operation: 'GET /dashboard/api/summary', status: 200, ...anonymous, headers: session },
+      { operation: 'GET /dashboard/api/summary', status: 401, ...anonymous },
+      { operation: 'GET /dashboard/api/summary', status: 403, ...anonymous, headers: cookie },
+      { operation: 'POST /dashboard/api/validate', status: 200, ...anonymous, body: { operation: 'ban', path_regex: '(' }, headers: session },
+      { operation: 'POST /dashboard/api/validate', status: 400, body: { operation: 'nope' } },
+      { operation: 'POST /dashboard/api/validate', status: 401, ...anonymous, body: { operation: 'ban' } },
+      { operation: 'POST /dashboard/api/validate', status: 403, ...anonymous, body: { operation: 'ban' }, headers: cookie },
+      { operation: 'POST /dashboard/logout', status: 403, ...anonymous, rawBody: 'csrf=forged', headers: { ...form, ...cookie } },
+      { operation: 'POST /dashboard/logout', status: 303, ...anonymous, rawBody: `csrf=${login.csrf}`, headers: { ...form, ...cookie } },
+    );
     for (const item of cases) await check(item);
 
     // One profile at a time: while one runs, both profiling endpoints answer 409.
