@@ -53,6 +53,21 @@ describe('svc completion', () => {
     assert.deepEqual(bashComplete(script, ['svc', '--ver']), ['--version']);
   });
 
+  test('positional words complete too: the shells of svc completion, the fields of svc ban', async () => {
+    const script = (await runCli(['completion', 'bash'])).stdout;
+    assert.deepEqual(bashComplete(script, ['svc', 'completion', '']), ['bash', 'zsh', 'fish']);
+    assert.deepEqual(bashComplete(script, ['svc', 'ban', '']), ['host_regex=', 'path_regex=', 'surrogate_key=']);
+    assert.deepEqual(bashComplete(script, ['svc', 'ban', 'surrogate_key=x', 'pa']), ['path_regex=']);
+    assert.deepEqual(bashComplete(script, ['svc', 'ban', '--token', 't', 'h']), ['host_regex=']);
+    assert.ok(bashComplete(script, ['svc', 'sim', 'run', '']).length > 0, 'scenario names');
+    const zsh = (await runCli(['completion', 'zsh'])).stdout;
+    assert.match(zsh, /' ban'\) .*values=\('host_regex=' 'path_regex=' 'surrogate_key='\)/);
+    assert.match(zsh, /' completion'\) .*values=\('bash' 'zsh' 'fish'\)/);
+    const fish = (await runCli(['completion', 'fish'])).stdout;
+    assert.match(fish, /^complete -c svc -n '__fish_seen_subcommand_from ban' -f -a 'host_regex= path_regex= surrogate_key='$/m);
+    assert.match(fish, /^complete -c svc -n '__fish_seen_subcommand_from completion' -f -a 'bash zsh fish'$/m);
+  });
+
   test('nested subcommands come from the tree it is given', async () => {
     const leaf = defineCommand({ meta: { description: 'leaf' }, args: { deep: { type: 'boolean', description: 'deep flag' } } });
     const root = defineCommand({
