@@ -12,13 +12,13 @@ export const serveCommand = defineCommand({
   meta: { name: 'serve', description: 'run the service' },
   args: {
     config: { type: 'string', description: 'configuration file (YAML or JSON)', required: true },
-    'log-format': { type: 'string', description: 'json (default) or pretty', default: 'json' },
+    'log-format': { type: 'string', description: 'json or pretty; overrides log.format of the configuration (default json)' },
   },
   async run({ args }) {
-    const format = args['log-format'] as LogFormat;
-    if (!LOG_FORMATS.includes(format)) throw new CliError(`--log-format must be json or pretty, got "${format}"`, 2);
+    const flagFormat = args['log-format'] as LogFormat | undefined;
+    if (flagFormat !== undefined && !LOG_FORMATS.includes(flagFormat)) throw new CliError(`--log-format must be json or pretty, got "${flagFormat}"`, 2);
     const config = await loadConfigFile(args.config);
-    const logger = createLogger({ format });
+    const logger = createLogger({ format: flagFormat ?? config.log.format });
     const node = await startNode({ config, logger });
     await new Promise<void>((resolve) => {
       const stop = (signal: NodeJS.Signals): void => {
