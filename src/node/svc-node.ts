@@ -5,12 +5,12 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/index.js';
-import { splitHostPort } from '../config/index.js';
+import { ConfigError, splitHostPort } from '../config/index.js';
 import { NodeMetrics } from '../observe/metrics.js';
 import { createAccessLog } from '../observe/access-log.js';
 import type { Logger } from '../observe/logger.js';
 import { createHotStore } from '../store/hot-store.js';
-import { openWarmStore, type WarmStore } from '../store/warm/warm-store.js';
+import type { WarmStore } from '../store/warm/warm-store.js';
 import { TieredCache } from '../cache/tiered-cache.js';
 import type { CacheEntry } from '../cache/entry.js';
 import { UpstreamPool } from '../upstream/upstream-pool.js';
@@ -31,6 +31,8 @@ import { Readiness } from './readiness.js';
 import { InFlightRequests } from './in-flight.js';
 import { Teardown } from './teardown.js';
 import { pinTickObjectShape } from './tick-object-shape.js';
+import { checkStartup } from './startup-checks.js';
+import { openLockedWarmStore } from './warm-directory.js';
 
 export interface StartNodeOptions {
   config: Config;
@@ -116,6 +118,9 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
 
 async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<SvcNode> {
   const { config, logger } = options;
+  const env = options.env ?? process.env;
+  const problems = await checkStartup(config, env);
+  if (problems.length > 0) throw new ConfigError(problems);
   // Without it, a node that sat idle once answers its hits about a quarter slower (see the module).
   await pinTickObjectShape();
   const now = options.now ?? Date.now;
@@ -125,7 +130,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   readiness.expect('data_listener_bound', 'the data-plane listener is not open yet');
   if (config.warm) readiness.expect('warm_store_indexed', 'the warm tier is being indexed');
 
-  const adminToken = resolveAdminToken(options.env ?? process.env, config.admin.token);
+  const adminToken = resolveAdminToken(env, config.admin.token);
   if (adminToken.source === 'generated') {
     // Spec §5.2: with no token configured, the generated one is logged once so an operator can use it.
     logger.warn({ admin_token: adminToken.value }, 'no admin token configured: generated one for this run');
@@ -152,14 +157,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   let warm: WarmStore | undefined;
   if (config.warm) {
     const warmConfig = config.warm;
-    warm = await readiness.phase('log_replay', () =>
-      openWarmStore({ path: warmConfig.path, maxBytes: warmConfig.max_bytes, writeQueueLength: warmConfig.write_queue_length, now }),
-    );
-    const opened = warm;
-    teardown.add(async () => {
-      await opened.flush();
-      await opened.close();
-    });
+    warm = await readiness.phase('log_replay', () => openLockedWarmStore(warmConfig, now, teardown));
     const report = warm.openReport;
     if (report.discardedSchema) logger.warn({ discarded: report.discardedSchema }, 'warm tier held another schema version: wiped');
     logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
@@ -274,7 +272,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     cache,
     logger,
     metrics,
-    accessLog: createAccessLog(logger),
+    accessLog: createAccessLog(logger, config.log.access_query),
     inFlight,
     isDraining: () => readiness.isDraining(),
     smugglingRejected: metrics.smugglingRejected,
