@@ -163,3 +163,10 @@ export const peerSchema = v.object({
 });
 export const peersResponseSchema = v.array(peerSchema);
 export type Peer = v.InferOutput<typeof peerSchema>;
+
+/**
+ * `POST /v1/reload`: the configuration file was read again; `changed` lists the key paths whose new
+ * values now apply (`routes`, `admin.token`…), empty when the file changed nothing (`unchanged`).
+ */
+export const reloadResponseSchema = v.object({ status: v.picklist(['reloaded', 'unchanged']), changed: v.array(v.string()) });
+export type ReloadResponse = v.InferOutput<typeof reloadResponseSchema>;

@@ -7,6 +7,7 @@ import { clusterCommand } from './cluster-command.js';
 import { createCompletionCommand } from './completion-command.js';
 import { purgeCommand } from './purge-command.js';
 import { refreshCommand } from './refresh-command.js';
+import { reloadCommand } from './reload-command.js';
 import { ConfigError, formatConfigIssue } from '../config/index.js';
 import { buildInfo } from '../version/build-info.js';
 import { CliError } from './cli-error.js';
@@ -27,6 +28,7 @@ export const mainCommand: CommandDef = defineCommand({
     purge: purgeCommand,
     ban: banCommand,
     refresh: refreshCommand,
+    reload: reloadCommand,
     cluster: clusterCommand,
     sim: simCommand,
     completion: createCompletionCommand(() => mainCommand),

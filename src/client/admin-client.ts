@@ -16,6 +16,7 @@ import {
   readyResponseSchema,
   recentInvalidationsResponseSchema,
   refreshResponseSchema,
+  reloadResponseSchema,
   statsResponseSchema,
   versionResponseSchema,
 } from '../api/responses.js';
@@ -64,6 +65,8 @@ export interface AdminClient {
   config(): Promise<v.InferOutput<typeof configResponseSchema>>;
   cacheCheck(url: string): Promise<v.InferOutput<typeof cacheCheckResponseSchema>>;
   recentInvalidations(): Promise<v.InferOutput<typeof recentInvalidationsResponseSchema>>;
+  /** Re-reads the node's configuration file; a refusal is an AdminApiError (409 or 422) saying why. */
+  reload(): Promise<v.InferOutput<typeof reloadResponseSchema>>;
   health(): Promise<v.InferOutput<typeof healthResponseSchema>>;
   /** Also answers (rather than throws) while the node drains, when `/readyz` is 503. */
   ready(detail?: boolean): Promise<v.InferOutput<typeof readyResponseSchema>>;
@@ -130,6 +133,7 @@ export function createAdminClient(options: AdminClientOptions = {}): AdminClient
       }),
     recentInvalidations: () =>
       call({ method: 'GET', path: '/v1/invalidations/recent', schema: recentInvalidationsResponseSchema, authenticated: true }),
+    reload: () => call({ method: 'POST', path: '/v1/reload', schema: reloadResponseSchema, authenticated: true }),
     health: () => call({ method: 'GET', path: '/healthz', schema: healthResponseSchema, authenticated: false }),
     ready: (detail = false) =>
       call({ method: 'GET', path: detail ? '/readyz?detail=1' : '/readyz', schema: readyResponseSchema, authenticated: false, alsoOk: [503] }),

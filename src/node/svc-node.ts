@@ -13,17 +13,18 @@ import { createHotStore } from '../store/hot-store.js';
 import type { WarmStore } from '../store/warm/warm-store.js';
 import { TieredCache } from '../cache/tiered-cache.js';
 import type { CacheEntry } from '../cache/entry.js';
-import { UpstreamPool } from '../upstream/upstream-pool.js';
-import { RouteTable, routeLabel } from '../proxy/route-table.js';
+import type { UpstreamPool } from '../upstream/upstream-pool.js';
 import { CacheFlow } from '../proxy/cache-flow.js';
-import { createDataPlaneServer, type DataPlaneRoute } from '../proxy/data-plane-server.js';
+import { createDataPlaneServer, type DataPlaneDeps } from '../proxy/data-plane-server.js';
 import { AdminRouter } from '../admin/router.js';
 import { createAdminServer } from '../admin/admin-server.js';
 import { mountHealthRoutes } from '../admin/health-routes.js';
 import { resolveAdminToken, type AdminToken } from '../admin/admin-token.js';
 import { mountV1Routes } from '../admin/v1-routes.js';
+import { createTokenCheck } from '../admin/auth.js';
+import { mountReloadRoutes } from '../admin/reload-routes.js';
 import { createInvalidator, type InvalidationEngine } from '../invalidation/create-invalidator.js';
-import { BackgroundRefresher, type RefreshRoute } from '../refresh/background-refresher.js';
+import { BackgroundRefresher } from '../refresh/background-refresher.js';
 import { createCacheCheck } from './cache-check.js';
 import { mountClusterRoutes } from '../admin/cluster-routes.js';
 import { ClusterNode } from '../clustering/cluster-node.js';
@@ -33,6 +34,10 @@ import { Teardown } from './teardown.js';
 import { pinTickObjectShape } from './tick-object-shape.js';
 import { checkStartup } from './startup-checks.js';
 import { openLockedWarmStore } from './warm-directory.js';
+import { buildRouting } from './routing.js';
+import { ConfigReloader, type ReloadOutcome, type ReloadStep } from './reload/config-reloader.js';
+import { registerNodeReloadSteps } from './reload/node-reload-steps.js';
+import { createFileReload } from './reload/reload-from-file.js';
 
 export interface StartNodeOptions {
   config: Config;
@@ -40,6 +45,10 @@ export interface StartNodeOptions {
   env?: NodeJS.ProcessEnv;
   /** Wall clock, ms since the epoch; tests inject one to move time. */
   now?: () => number;
+  /** The file `config` was read from: with it the node can reload (`reload()`, `POST /v1/reload`). */
+  configFile?: string;
+  /** Reload steps of the caller's own parts (`svc serve` owns the log format). */
+  reloadSteps?: readonly ReloadStep[];
 }
 
 export interface SvcNode {
@@ -57,6 +66,14 @@ export interface SvcNode {
   readonly refresher: BackgroundRefresher | undefined;
   /** Every `METHOD path` the admin listener serves (for the OpenAPI coverage test). */
   adminRoutes(): string[];
+  /** The configuration in force (the last one reloaded). */
+  config(): Config;
+  /**
+   * Reads the configuration file again and applies what changed without dropping connections or the
+   * cache; rejects with ConfigError (invalid) or ReloadRefusedError (needs a restart), the node left
+   * as it was. Only for a node started with `configFile`.
+   */
+  reload(): Promise<ReloadOutcome>;
   /** Stops taking new work; resolves when in-flight requests are done or the drain timed out. */
   drain(): Promise<void>;
   /** Closes the cluster, listeners, pools and stores, newest first; the warm tier is flushed before it closes. */
@@ -118,6 +135,7 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
 
 async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<SvcNode> {
   const { config, logger } = options;
+  let current = config;
   const env = options.env ?? process.env;
   const problems = await checkStartup(config, env);
   if (problems.length > 0) throw new ConfigError(problems);
@@ -147,6 +165,15 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     })();
     return draining;
   };
+
+  const reloader = new ConfigReloader();
+  for (const step of options.reloadSteps ?? []) reloader.register(step);
+  let markStarted = (): void => undefined;
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+  const reload =
+    options.configFile === undefined
+      ? undefined
+      : createFileReload({ file: options.configFile, env, reloader, logger, registry: metrics.registry, started, current: () => current, replace: (next) => (current = next) });
 
   const router = new AdminRouter();
   mountHealthRoutes(router, { readiness, metrics, drain });
@@ -192,12 +219,11 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   mountV1Routes(router, {
     // In a cluster, the admin API's invalidations go to the other nodes too.
     invalidator: cluster?.invalidator ?? invalidator,
-    adminToken: adminToken.value,
-    tokenConfigured: adminToken.source !== 'generated',
-    config,
+    adminToken,
+    config: () => current,
     stats: (url) => ({
       tiers: {
-        hot: { entries: hot.entryCount, bytes: hot.byteCount, max_bytes: config.hot_max_bytes },
+        hot: { entries: hot.entryCount, bytes: hot.byteCount, max_bytes: current.hot_max_bytes },
         warm: warm && config.warm ? { entries: warm.entryCount, bytes: warm.byteCount, max_bytes: config.warm.max_bytes } : null,
       },
       ring: cluster?.ringStats(url) ?? null,
@@ -211,35 +237,16 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     }),
     pprofEnabled: config.admin.pprof_enabled,
   });
+  if (reload) mountReloadRoutes(router, { check: createTokenCheck(adminToken), reload });
 
-  const pools = new Map(
-    config.pools.map((pool) => [
-      pool.name,
-      new UpstreamPool({
-        name: pool.name,
-        upstreams: pool.upstreams,
-        connectTimeoutMs: pool.connect_timeout,
-        responseTimeoutMs: pool.response_timeout,
-        connections: pool.connections,
-      }),
-    ]),
-  );
+  const routing = buildRouting(config);
+  // Closed after the data plane and background refresh stop; a reload may have replaced the first pools.
+  let poolsInUse = (): ReadonlyMap<string, UpstreamPool> => routing.pools;
   teardown.add(async () => {
-    await Promise.all([...pools.values()].map((pool) => pool.close()));
+    await Promise.all([...poolsInUse().values()].map((pool) => pool.close()));
   });
-  const routeRules = config.routes.map((route) => ({
-    ...route,
-    policy: {
-      ttlOverrideMs: route.cache.ttl_override,
-      staleWhileRevalidateMs: route.cache.stale_while_revalidate,
-      staleIfErrorMs: route.cache.stale_if_error,
-    },
-  }));
-  const routes = new RouteTable<DataPlaneRoute>(routeRules);
   // Background refresh exists only when a route asks for it (spec §6.5: its metrics appear only then).
-  const refreshRoutes: RefreshRoute[] = routeRules
-    .filter((rule) => rule.refresh_before_expiry)
-    .map((rule) => ({ label: routeLabel(rule), pool: pools.get(rule.pool)!, policy: rule.policy, minHits: rule.refresh_min_hits }));
+  const { refreshRoutes } = routing;
   const refresher =
     refreshRoutes.length === 0
       ? undefined
@@ -265,18 +272,22 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     onServedFromCache: refresher?.onServedFromCache,
     peerRoute: cluster?.peerFetcher ? (exchange, key, route) => cluster.peerFetcher!.route(exchange, key, route) : undefined,
   });
-  const dataServer = createDataPlaneServer({
-    routes,
-    pools,
+  const accessLog = createAccessLog(logger, config.log.access_query);
+  const dataPlane: DataPlaneDeps = {
+    routes: routing.routes,
+    pools: routing.pools,
     cacheFlow,
     cache,
     logger,
     metrics,
-    accessLog: createAccessLog(logger, config.log.access_query),
+    accessLog,
     inFlight,
     isDraining: () => readiness.isDraining(),
     smugglingRejected: metrics.smugglingRejected,
-  });
+  };
+  poolsInUse = () => dataPlane.pools;
+  registerNodeReloadSteps(reloader, { logger, env, hot, cacheFlow, refresher, dataPlane, routing, adminToken, accessLog });
+  const dataServer = createDataPlaneServer(dataPlane);
   dataUrl = await listen(dataServer, 'data-plane', config.listen);
   teardown.add(() => close(dataServer));
   readiness.set('data_listener_bound', true, `listening on ${dataUrl}`);
@@ -286,6 +297,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     await cluster.start();
   }
   logger.info({ data: dataUrl, admin: adminUrl }, 'svc is serving');
+  markStarted();
 
   return {
     dataUrl,
@@ -298,6 +310,11 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     refresher,
     cluster,
     adminRoutes: () => router.routes(),
+    config: () => current,
+    reload: () => {
+      if (!reload) return Promise.reject(new Error('this node was started without a configuration file, so it cannot reload'));
+      return reload();
+    },
     drain,
     // Cluster first (peers stop sending fetches), then the data plane, and the stores last.
     stop: () => teardown.run(),

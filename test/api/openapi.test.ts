@@ -2,6 +2,7 @@
 // answers of every documented operation, for every documented status, errors included, have the
 // documented status, media type, headers and body schema.
 import { test, describe, before, after } from 'node:test';
+import { readFile, writeFile } from 'node:fs/promises';
 import assert from 'node:assert/strict';
 import type { SvcNode } from '../../src/node/svc-node.js';
 import { PURGE_BATCH_MAX_URLS } from '../../src/api/limits.js';
@@ -55,7 +56,7 @@ describe('docs/openapi.yaml', () => {
 
   before(async () => {
     origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=60', 'surrogate-key': 'k1' }, body: 'x' }));
-    svc = await startSvc([origin.url], { config: { admin: { listen: '127.0.0.1:0', token: TOKEN, pprof_enabled: true } } });
+    svc = await startSvc([origin.url], { config: { admin: { listen: '127.0.0.1:0', token: TOKEN, pprof_enabled: true } }, reloadable: true });
   });
   after(async () => {
     await svc.stop();
@@ -143,6 +144,18 @@ describe('docs/openapi.yaml', () => {
     for (const operation of ['GET /debug/pprof/', 'GET /debug/pprof/heap', 'GET /debug/pprof/profile']) cases.push({ operation, status: 401, token: undefined });
     if (mounted.includes('GET /v1/cluster/peers')) cases.push({ operation: 'GET /v1/cluster/peers', status: 200, token: undefined });
     for (const item of cases) await check(item);
+
+    // Reload: unchanged, a reloadable change, a change that needs a restart, an invalid file.
+    const file = svc.configFile!;
+    const original = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    await check({ operation: 'POST /v1/reload', status: 200 });
+    await check({ operation: 'POST /v1/reload', status: 401, token: undefined });
+    await writeFile(file, JSON.stringify({ ...original, hot_max_bytes: 1_000_000 }));
+    await check({ operation: 'POST /v1/reload', status: 200 });
+    await writeFile(file, JSON.stringify({ ...original, hot_max_bytes: 1_000_000, listen: '127.0.0.1:1' }));
+    await check({ operation: 'POST /v1/reload', status: 409 });
+    await writeFile(file, JSON.stringify({ ...original, routes: [] }));
+    await check({ operation: 'POST /v1/reload', status: 422 });
 
     // One profile at a time: while one runs, both profiling endpoints answer 409.
     const running = check({ operation: 'GET /debug/pprof/profile', status: 200, path: '/debug/pprof/profile?seconds=1' });
