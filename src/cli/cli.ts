@@ -8,6 +8,9 @@ import { createCompletionCommand } from './completion-command.js';
 import { purgeCommand } from './purge-command.js';
 import { refreshCommand } from './refresh-command.js';
 import { reloadCommand } from './reload-command.js';
+import { inspectCommand } from './inspect-command.js';
+import { readyCommand } from './ready-command.js';
+import { topCommand } from './top-command.js';
 import { ConfigError, formatConfigIssue } from '../config/index.js';
 import { buildInfo } from '../version/build-info.js';
 import { CliError } from './cli-error.js';
@@ -29,6 +32,9 @@ export const mainCommand: CommandDef = defineCommand({
     ban: banCommand,
     refresh: refreshCommand,
     reload: reloadCommand,
+    top: topCommand,
+    inspect: inspectCommand,
+    ready: readyCommand,
     cluster: clusterCommand,
     sim: simCommand,
     completion: createCompletionCommand(() => mainCommand),
