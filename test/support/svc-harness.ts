@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { startNode, type SvcNode } from '../../src/node/svc-node.js';
+import { checkAdminAnswers } from './openapi-conformance.js';
 
 export class LogCapture extends Writable {
   readonly lines: Record<string, unknown>[] = [];
@@ -83,6 +84,7 @@ export async function startSvc(originUrls: string[], options: SvcOptions = {}): 
   const logs = new LogCapture();
   const clock = new ManualClock(options.frozenClock);
   const node = await startNode({ config, logger: createLogger({ destination: logs }), env: options.env ?? {}, now: clock.now, configFile });
+  checkAdminAnswers(node.adminUrl);
   return {
     node,
     dataUrl: node.dataUrl,
