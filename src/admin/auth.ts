@@ -35,19 +35,33 @@ export class InvalidTokenError extends ApiError {
   }
 }
 
-/** Throws MissingTokenError or InvalidTokenError unless the request carries the admin token. */
-export function createTokenCheck(adminToken: string): (headers: IncomingHttpHeaders) => void {
-  if (adminToken === '') throw new Error('createTokenCheck: the admin token must not be empty');
-  const expected = sha256(adminToken);
+/** Throws unless the request's headers carry the admin token. */
+export type TokenCheck = (headers: IncomingHttpHeaders) => void;
+
+/**
+ * Throws MissingTokenError or InvalidTokenError unless the request carries the admin token. Given the
+ * node's live token (an object whose `value` a configuration reload replaces), it checks against the
+ * token of the moment; its digest is recomputed only when the token changes.
+ */
+export function createTokenCheck(adminToken: string | { readonly value: string }): TokenCheck {
+  const current = typeof adminToken === 'string' ? { value: adminToken } : adminToken;
+  let expected: { token: string; digest: Buffer } = { token: '', digest: Buffer.alloc(0) };
+  const digestOfCurrent = (): Buffer => {
+    if (current.value === '') throw new Error('createTokenCheck: the admin token must not be empty');
+    if (expected.token !== current.value) expected = { token: current.value, digest: sha256(current.value) };
+    return expected.digest;
+  };
+  digestOfCurrent();
   return (headers) => {
+    const digest = digestOfCurrent();
     const presented = bearerToken(headers);
     if (presented === undefined) throw new MissingTokenError();
-    if (!timingSafeEqual(sha256(presented), expected)) throw new InvalidTokenError();
+    if (!timingSafeEqual(sha256(presented), digest)) throw new InvalidTokenError();
   };
 }
 
 /** Wraps a handler so that it runs only for requests that carry the admin token. */
-export function requireToken(check: (headers: IncomingHttpHeaders) => void, handler: AdminHandler): AdminHandler {
+export function requireToken(check: TokenCheck, handler: AdminHandler): AdminHandler {
   return (request, response) => {
     check(request.raw.headers);
     return handler(request, response);

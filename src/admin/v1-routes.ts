@@ -21,6 +21,7 @@ import {
   type RefreshResponse,
   type StatsResponse,
 } from '../api/responses.js';
+import type { AdminToken } from './admin-token.js';
 import { ApiError } from './api-error.js';
 import { createTokenCheck, requireToken } from './auth.js';
 import { mountBansRoute } from './bans-route.js';
@@ -33,11 +34,11 @@ import type { AdminRouter } from './router.js';
 
 export interface V1RouteDeps {
   invalidator: Invalidator;
-  adminToken: string;
-  /** True when the token came from SVC_ADMIN_TOKEN or admin.token rather than being generated:
-   * `/v1/auth/check` exists only then (spec §5 item 4). */
-  tokenConfigured: boolean;
-  config: Config;
+  /** The live admin token (a reload may replace it). `/v1/auth/check` exists only while it comes from
+   * SVC_ADMIN_TOKEN or admin.token rather than being generated (spec §5 item 4). */
+  adminToken: AdminToken;
+  /** The running configuration (a reload replaces it). */
+  config: () => Config;
   stats: NodeStatsProvider;
   cacheCheck: CacheCheckProvider;
   /** `admin.pprof_enabled`: mounts `/debug/pprof/*`. */
@@ -127,13 +128,11 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
     }),
   );
 
-  if (deps.tokenConfigured) {
-    router.on(
-      'GET',
-      '/v1/auth/check',
-      requireToken(check, (_request, response) => sendJson(response, 200, { status: STATUS.ok } satisfies AuthCheckResponse)),
-    );
-  }
+  router.on('GET', '/v1/auth/check', (request, response) => {
+    if (deps.adminToken.source === 'generated') throw new ApiError(404, 'not_found', `no admin endpoint at ${request.path}`);
+    check(request.raw.headers);
+    sendJson(response, 200, { status: STATUS.ok } satisfies AuthCheckResponse);
+  });
 
   router.on(
     'GET',
@@ -154,7 +153,7 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
   router.on(
     'GET',
     '/v1/config',
-    requireToken(check, (_request, response) => sendJson(response, 200, redactConfig(deps.config))),
+    requireToken(check, (_request, response) => sendJson(response, 200, redactConfig(deps.config()))),
   );
 
   router.on(

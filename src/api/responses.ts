@@ -206,3 +206,10 @@ export type BanListEntry = v.InferOutput<typeof banListEntrySchema>;
 /** `GET /v1/bans`: the active bans, newest first. */
 export const bansResponseSchema = v.object({ bans: v.array(banListEntrySchema) });
 export type BansResponse = v.InferOutput<typeof bansResponseSchema>;
+
+/**
+ * `POST /v1/reload`: the configuration file was read again; `changed` lists the key paths whose new
+ * values now apply (`routes`, `admin.token`…), empty when the file changed nothing (`unchanged`).
+ */
+export const reloadResponseSchema = v.object({ status: v.picklist(['reloaded', 'unchanged']), changed: v.array(v.string()) });
+export type ReloadResponse = v.InferOutput<typeof reloadResponseSchema>;

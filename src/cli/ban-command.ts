@@ -3,6 +3,7 @@ import { defineCommand } from 'citty';
 import { BAN_FIELDS, type BanRequest } from '../api/requests.js';
 import { adminClientArgs, callApi, clientFromFlags, printAnswer } from './admin-client-args.js';
 import { CliError } from './cli-error.js';
+import { withPositionals } from './positionals.js';
 
 type BanField = (typeof BAN_FIELDS)[number];
 
@@ -38,3 +39,4 @@ export const banCommand = defineCommand({
     printAnswer(args.output, body, `banned: ${body.count} hot entries evicted; the ban hides matching warm entries for 24 hours`);
   },
 });
+withPositionals(banCommand, { variadic: true, values: BAN_FIELDS.map((field) => `${field}=`) });

@@ -1,16 +1,22 @@
 // The `svc` command tree and its runner (spec §4.2). A failure prints one line on stderr and exits non-zero:
 // 2 for a usage error (unknown command, missing or bad argument), 1 for anything else.
 import { stripVTControlCharacters } from 'node:util';
-import { defineCommand, runCommand, showUsage, type CommandDef } from 'citty';
+import { defineCommand, renderUsage, runCommand, type CommandDef } from 'citty';
 import { banCommand } from './ban-command.js';
 import { bansCommand } from './bans-command.js';
 import { clusterCommand } from './cluster-command.js';
 import { createCompletionCommand } from './completion-command.js';
 import { purgeCommand } from './purge-command.js';
 import { refreshCommand } from './refresh-command.js';
+import { reloadCommand } from './reload-command.js';
+import { inspectCommand } from './inspect-command.js';
+import { readyCommand } from './ready-command.js';
+import { topCommand } from './top-command.js';
 import { ConfigError, formatConfigIssue } from '../config/index.js';
 import { buildInfo } from '../version/build-info.js';
 import { CliError } from './cli-error.js';
+import { forStream } from './colour.js';
+import { checkArguments } from './strict-args.js';
 import { configCommand } from './config-command.js';
 import { serveCommand } from './serve-command.js';
 import { simCommand } from './sim-command.js';
@@ -27,6 +33,10 @@ export const mainCommand: CommandDef = defineCommand({
     ban: banCommand,
     bans: bansCommand,
     refresh: refreshCommand,
+    reload: reloadCommand,
+    top: topCommand,
+    inspect: inspectCommand,
+    ready: readyCommand,
     cluster: clusterCommand,
     sim: simCommand,
     completion: createCompletionCommand(() => mainCommand),
@@ -49,7 +59,7 @@ async function helpTarget(rawArgs: readonly string[]): Promise<[CommandDef, Comm
 }
 
 function describeFailure(error: unknown): { lines: string[]; exitCode: number } {
-  if (error instanceof CliError) return { lines: [error.message], exitCode: error.exitCode };
+  if (error instanceof CliError) return { lines: error.message.split('\n'), exitCode: error.exitCode };
   if (error instanceof ConfigError) return { lines: error.issues.map(formatConfigIssue), exitCode: 1 };
   if (error instanceof Error && error.name === 'CLIError') {
     // citty's usage errors; its message may carry terminal colour codes.
@@ -61,13 +71,15 @@ function describeFailure(error: unknown): { lines: string[]; exitCode: number } 
 export async function runCli(rawArgs: string[]): Promise<void> {
   try {
     if (rawArgs.length === 0 || rawArgs.includes('--help') || rawArgs.includes('-h')) {
-      await showUsage(...(await helpTarget(rawArgs)));
+      const usage = await renderUsage(...(await helpTarget(rawArgs)));
+      process.stdout.write(`${forStream(usage, process.stdout)}\n\n`);
       return;
     }
     if (rawArgs.length === 1 && rawArgs[0] === '--version') {
       console.log(buildInfo().version);
       return;
     }
+    await checkArguments(mainCommand, rawArgs);
     await runCommand(mainCommand, { rawArgs });
   } catch (error) {
     const { lines, exitCode } = describeFailure(error);

@@ -1,6 +1,7 @@
 // The citty command tree resolved into plain data (names, descriptions, flags), for generating shell
 // completion from the commands that actually exist rather than from a list kept by hand.
 import type { ArgsDef, CommandDef, CommandMeta, Resolvable } from 'citty';
+import { positionalRules } from './positionals.js';
 
 export interface FlagInfo {
   /** Long names without dashes, the flag's own name first (then aliases of more than one letter). */
@@ -21,6 +22,8 @@ export interface CommandInfo {
   path: string[];
   subcommands: CommandInfo[];
   flags: FlagInfo[];
+  /** Words its positional arguments may be (see positionals.ts); empty when any word goes. */
+  positionalValues: string[];
 }
 
 async function resolve<T>(value: Resolvable<T> | undefined): Promise<T | undefined> {
@@ -68,6 +71,7 @@ export async function describeCommandTree(command: CommandDef, name = '', path: 
         ? [{ names: ['version'], shortNames: [], description: 'print the version', takesValue: false, values: [] }]
         : []),
     ],
+    positionalValues: [...(positionalRules(command).values ?? [])],
   };
 }
 

@@ -4,13 +4,14 @@ import { defineCommand, type CommandDef } from 'citty';
 import { CliError } from './cli-error.js';
 import { describeCommandTree } from './command-tree.js';
 import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './completion-scripts.js';
+import { withPositionals } from './positionals.js';
 
 function isShell(value: string): value is CompletionShell {
   return (COMPLETION_SHELLS as readonly string[]).includes(value);
 }
 
 export function createCompletionCommand(getRoot: () => CommandDef) {
-  return defineCommand({
+  const command = defineCommand({
     meta: { name: 'completion', description: 'print a shell completion script (bash, zsh or fish)' },
     args: { shell: { type: 'positional', required: true, description: COMPLETION_SHELLS.join(', '), valueHint: COMPLETION_SHELLS.join('|') } },
     async run({ args }) {
@@ -20,4 +21,6 @@ export function createCompletionCommand(getRoot: () => CommandDef) {
       process.stdout.write(completionScript(args.shell, tree));
     },
   });
+  withPositionals(command, { values: COMPLETION_SHELLS });
+  return command;
 }

@@ -7,6 +7,7 @@ import { failureLines, passed, reportJson, reportTable } from '../../sim/report.
 import { InvalidScenarioOptionsError, runScenario, UnknownScenarioError } from '../../sim/runner.js';
 import { SCENARIOS } from '../../sim/scenarios/index.js';
 import { renderSvgChart } from '../../sim/svg-chart.js';
+import { withPositionals } from './positionals.js';
 
 const listCommand = defineCommand({
   meta: { name: 'list', description: 'List the simulator scenarios' },
@@ -60,6 +61,8 @@ const runCommand = defineCommand({
     if (!passed(result)) process.exitCode = 1;
   },
 });
+
+withPositionals(runCommand, { values: SCENARIOS.map((scenario) => scenario.name) });
 
 export const simCommand = defineCommand({
   meta: { name: 'sim', description: 'Run the deterministic cluster simulator' },

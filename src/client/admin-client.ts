@@ -18,6 +18,7 @@ import {
   readyResponseSchema,
   recentInvalidationsResponseSchema,
   refreshResponseSchema,
+  reloadResponseSchema,
   statsResponseSchema,
   versionResponseSchema,
 } from '../api/responses.js';
@@ -70,6 +71,8 @@ export interface AdminClient {
   cdnStatus(): Promise<v.InferOutput<typeof cdnStatusResponseSchema>>;
   /** The active bans, newest first, with their age and what they matched. */
   bans(): Promise<v.InferOutput<typeof bansResponseSchema>>;
+  /** Re-reads the node's configuration file; a refusal is an AdminApiError (409 or 422) saying why. */
+  reload(): Promise<v.InferOutput<typeof reloadResponseSchema>>;
   health(): Promise<v.InferOutput<typeof healthResponseSchema>>;
   /** Also answers (rather than throws) while the node drains, when `/readyz` is 503. */
   ready(detail?: boolean): Promise<v.InferOutput<typeof readyResponseSchema>>;
@@ -138,6 +141,7 @@ export function createAdminClient(options: AdminClientOptions = {}): AdminClient
       call({ method: 'GET', path: '/v1/invalidations/recent', schema: recentInvalidationsResponseSchema, authenticated: true }),
     cdnStatus: () => call({ method: 'GET', path: '/v1/cdn/status', schema: cdnStatusResponseSchema, authenticated: true }),
     bans: () => call({ method: 'GET', path: '/v1/bans', schema: bansResponseSchema, authenticated: true }),
+    reload: () => call({ method: 'POST', path: '/v1/reload', schema: reloadResponseSchema, authenticated: true }),
     health: () => call({ method: 'GET', path: '/healthz', schema: healthResponseSchema, authenticated: false }),
     ready: (detail = false) =>
       call({ method: 'GET', path: detail ? '/readyz?detail=1' : '/readyz', schema: readyResponseSchema, authenticated: false, alsoOk: [503] }),

@@ -15,6 +15,7 @@ import { buildInfo } from '../version/build-info.js';
 import { InvalidationDelivery, type ClusterMode } from './invalidation-delivery.js';
 import { ClusterInvalidator, applyRemoteInvalidation } from './cluster-invalidator.js';
 import { registerClusterMetrics } from './cluster-metrics.js';
+import { missingLibp2pMessage, missingLibp2pPackages } from './libp2p-packages.js';
 import { PeerFetcher, type PeerFetcherOptions } from './peer-fetcher.js';
 import { RingShares, peerView } from './peer-view.js';
 
@@ -52,6 +53,8 @@ function peerFetchTimeoutMs(config: Config): number {
 
 async function createTransport(cluster: ClusterConfig): Promise<Transport & { security?: Parameters<typeof clusterSecurityWarning>[0] }> {
   if (cluster.transport === 'libp2p') {
+    const missing = missingLibp2pPackages();
+    if (missing.length > 0) throw new Error(`cluster.transport: ${missingLibp2pMessage(missing)}`);
     const { createLibp2pTransport } = await import('../../transports/libp2p/index.js');
     const libp2p = cluster.libp2p!;
     return createLibp2pTransport({

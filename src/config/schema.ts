@@ -264,6 +264,28 @@ const cdnSchema = object({
   propagate: v.optional(cdnPropagateSchema, {}),
 });
 
+/** How the access log writes a request's query string (issue 21 item 8). */
+export const ACCESS_QUERY_MODES = ['omit', 'hash', 'full'] as const;
+
+const logSchema = object({
+  /** json: one object per line (spec §2.4) for collectors; pretty is for a person at a terminal. */
+  format: v.optional(
+    v.pipe(v.picklist(['json', 'pretty'], expected('"json" or "pretty"')), v.description('log line format; `svc serve --log-format` overrides it')),
+    'json',
+  ),
+  /**
+   * omit: query strings carry secrets (tokens, reset links, personal data) that have no place in logs,
+   * so the access log's `path` leaves them out unless the operator asks for a keyed hash or the whole.
+   */
+  access_query: v.optional(
+    v.pipe(
+      v.picklist(ACCESS_QUERY_MODES, expected('"omit", "hash" or "full"')),
+      v.description('query string in the access log `path`: omit, hash (keyed per process) or full'),
+    ),
+    'omit',
+  ),
+});
+
 const hopLimitMessage = expected(`an integer from ${HOP_LIMIT_MIN} to ${HOP_LIMIT_MAX}`);
 
 export const configSchema = object({
@@ -303,6 +325,8 @@ export const configSchema = object({
   tracing: v.optional(tracingSchema, {}),
   /** Absent: invalidations stay in this service. */
   cdn: v.optional(cdnSchema),
+  /** Absent: the log block's own defaults (JSON lines, no query strings in the access log). */
+  log: v.optional(logSchema, {}),
 }, 'an object of configuration keys');
 
 /** The validated configuration: the file's snake_case keys, defaults applied, durations in milliseconds. */

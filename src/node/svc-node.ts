@@ -5,30 +5,31 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/index.js';
-import { splitHostPort } from '../config/index.js';
+import { ConfigError, splitHostPort } from '../config/index.js';
 import { NodeMetrics } from '../observe/metrics.js';
 import { createAccessLog } from '../observe/access-log.js';
 import type { Logger } from '../observe/logger.js';
 import { createHotStore } from '../store/hot-store.js';
-import { openWarmStore, type WarmStore } from '../store/warm/warm-store.js';
+import type { WarmStore } from '../store/warm/warm-store.js';
 import { TieredCache } from '../cache/tiered-cache.js';
 import type { CacheEntry } from '../cache/entry.js';
-import { UpstreamPool } from '../upstream/upstream-pool.js';
-import { RouteTable, routeLabel } from '../proxy/route-table.js';
+import type { UpstreamPool } from '../upstream/upstream-pool.js';
 import { CacheFlow } from '../proxy/cache-flow.js';
-import { createDataPlaneServer, type DataPlaneRoute } from '../proxy/data-plane-server.js';
+import { createDataPlaneServer, type DataPlaneDeps } from '../proxy/data-plane-server.js';
 import { AdminRouter } from '../admin/router.js';
 import { createAdminServer } from '../admin/admin-server.js';
 import { mountHealthRoutes } from '../admin/health-routes.js';
 import { resolveAdminToken, type AdminToken } from '../admin/admin-token.js';
 import { mountV1Routes } from '../admin/v1-routes.js';
+import { createTokenCheck } from '../admin/auth.js';
+import { mountReloadRoutes } from '../admin/reload-routes.js';
 import { createInvalidator, type InvalidationEngine } from '../invalidation/create-invalidator.js';
 import { CdnPropagator } from '../cdn/cdn-propagator.js';
 import { CdnInvalidator } from '../cdn/cdn-invalidator.js';
 import { registerCdnMetrics } from '../cdn/cdn-metrics.js';
 import { resolveCdnToken } from '../cdn/cdn-token.js';
 import type { RetryTiming } from '../cdn/send-with-retries.js';
-import { BackgroundRefresher, type RefreshRoute } from '../refresh/background-refresher.js';
+import { BackgroundRefresher } from '../refresh/background-refresher.js';
 import { createCacheCheck } from './cache-check.js';
 import { mountClusterRoutes } from '../admin/cluster-routes.js';
 import { DashboardSessions } from '../admin/dashboard/dashboard-session.js';
@@ -38,6 +39,12 @@ import { Readiness } from './readiness.js';
 import { InFlightRequests } from './in-flight.js';
 import { Teardown } from './teardown.js';
 import { pinTickObjectShape } from './tick-object-shape.js';
+import { checkStartup } from './startup-checks.js';
+import { openLockedWarmStore } from './warm-directory.js';
+import { buildRouting } from './routing.js';
+import { ConfigReloader, type ReloadOutcome, type ReloadStep } from './reload/config-reloader.js';
+import { registerNodeReloadSteps } from './reload/node-reload-steps.js';
+import { createFileReload } from './reload/reload-from-file.js';
 
 export interface StartNodeOptions {
   config: Config;
@@ -47,6 +54,10 @@ export interface StartNodeOptions {
   now?: () => number;
   /** Tests only: the CDN propagation's timers and jitter, so its waits are seen without being spent. */
   cdnTiming?: Partial<RetryTiming>;
+  /** The file `config` was read from: with it the node can reload (`reload()`, `POST /v1/reload`). */
+  configFile?: string;
+  /** Reload steps of the caller's own parts (`svc serve` owns the log format). */
+  reloadSteps?: readonly ReloadStep[];
 }
 
 export interface SvcNode {
@@ -64,6 +75,14 @@ export interface SvcNode {
   readonly refresher: BackgroundRefresher | undefined;
   /** Every `METHOD path` the admin listener serves (for the OpenAPI coverage test). */
   adminRoutes(): string[];
+  /** The configuration in force (the last one reloaded). */
+  config(): Config;
+  /**
+   * Reads the configuration file again and applies what changed without dropping connections or the
+   * cache; rejects with ConfigError (invalid) or ReloadRefusedError (needs a restart), the node left
+   * as it was. Only for a node started with `configFile`.
+   */
+  reload(): Promise<ReloadOutcome>;
   /** Stops taking new work; resolves when in-flight requests are done or the drain timed out. */
   drain(): Promise<void>;
   /** Closes the cluster, listeners, pools and stores, newest first; the warm tier is flushed before it closes. */
@@ -125,6 +144,10 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
 
 async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<SvcNode> {
   const { config, logger } = options;
+  let current = config;
+  const env = options.env ?? process.env;
+  const problems = await checkStartup(config, env);
+  if (problems.length > 0) throw new ConfigError(problems);
   // Without it, a node that sat idle once answers its hits about a quarter slower (see the module).
   await pinTickObjectShape();
   const now = options.now ?? Date.now;
@@ -134,7 +157,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   readiness.expect('data_listener_bound', 'the data-plane listener is not open yet');
   if (config.warm) readiness.expect('warm_store_indexed', 'the warm tier is being indexed');
 
-  const adminToken = resolveAdminToken(options.env ?? process.env, config.admin.token);
+  const adminToken = resolveAdminToken(env, config.admin.token);
   if (adminToken.source === 'generated') {
     // Spec §5.2: with no token configured, the generated one is logged once so an operator can use it.
     logger.warn({ admin_token: adminToken.value }, 'no admin token configured: generated one for this run');
@@ -152,6 +175,15 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     return draining;
   };
 
+  const reloader = new ConfigReloader();
+  for (const step of options.reloadSteps ?? []) reloader.register(step);
+  let markStarted = (): void => undefined;
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+  const reload =
+    options.configFile === undefined
+      ? undefined
+      : createFileReload({ file: options.configFile, env, reloader, logger, registry: metrics.registry, started, current: () => current, replace: (next) => (current = next) });
+
   const router = new AdminRouter();
   mountHealthRoutes(router, { readiness, metrics, drain });
   const adminServer = createAdminServer(router, logger);
@@ -161,14 +193,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   let warm: WarmStore | undefined;
   if (config.warm) {
     const warmConfig = config.warm;
-    warm = await readiness.phase('log_replay', () =>
-      openWarmStore({ path: warmConfig.path, maxBytes: warmConfig.max_bytes, writeQueueLength: warmConfig.write_queue_length, now }),
-    );
-    const opened = warm;
-    teardown.add(async () => {
-      await opened.flush();
-      await opened.close();
-    });
+    warm = await readiness.phase('log_replay', () => openLockedWarmStore(warmConfig, now, teardown));
     const report = warm.openReport;
     if (report.discardedSchema) logger.warn({ discarded: report.discardedSchema }, 'warm tier held another schema version: wiped');
     logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
@@ -226,12 +251,11 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     now,
     invalidator: cdn ? new CdnInvalidator(adminInvalidator, cdn) : adminInvalidator,
     cdnStatus: cdn ? () => cdn.status() : undefined,
-    adminToken: adminToken.value,
-    tokenConfigured: adminToken.source !== 'generated',
-    config,
+    adminToken,
+    config: () => current,
     stats: (url) => ({
       tiers: {
-        hot: { entries: hot.entryCount, bytes: hot.byteCount, max_bytes: config.hot_max_bytes },
+        hot: { entries: hot.entryCount, bytes: hot.byteCount, max_bytes: current.hot_max_bytes },
         warm: warm && config.warm ? { entries: warm.entryCount, bytes: warm.byteCount, max_bytes: config.warm.max_bytes } : null,
       },
       ring: cluster?.ringStats(url) ?? null,
@@ -247,40 +271,21 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   });
   mountDashboardRoutes(router, {
     sessions,
-    adminToken: adminToken.value,
+    adminToken,
     registry: metrics.registry,
-    capacities: { hotMaxBytes: config.hot_max_bytes, warmMaxBytes: config.warm?.max_bytes },
+    capacities: () => ({ hotMaxBytes: current.hot_max_bytes, warmMaxBytes: config.warm?.max_bytes }),
     nodeName: config.cluster?.node_name,
   });
+  if (reload) mountReloadRoutes(router, { check: createTokenCheck(adminToken), reload });
 
-  const pools = new Map(
-    config.pools.map((pool) => [
-      pool.name,
-      new UpstreamPool({
-        name: pool.name,
-        upstreams: pool.upstreams,
-        connectTimeoutMs: pool.connect_timeout,
-        responseTimeoutMs: pool.response_timeout,
-        connections: pool.connections,
-      }),
-    ]),
-  );
+  const routing = buildRouting(config);
+  // Closed after the data plane and background refresh stop; a reload may have replaced the first pools.
+  let poolsInUse = (): ReadonlyMap<string, UpstreamPool> => routing.pools;
   teardown.add(async () => {
-    await Promise.all([...pools.values()].map((pool) => pool.close()));
+    await Promise.all([...poolsInUse().values()].map((pool) => pool.close()));
   });
-  const routeRules = config.routes.map((route) => ({
-    ...route,
-    policy: {
-      ttlOverrideMs: route.cache.ttl_override,
-      staleWhileRevalidateMs: route.cache.stale_while_revalidate,
-      staleIfErrorMs: route.cache.stale_if_error,
-    },
-  }));
-  const routes = new RouteTable<DataPlaneRoute>(routeRules);
   // Background refresh exists only when a route asks for it (spec §6.5: its metrics appear only then).
-  const refreshRoutes: RefreshRoute[] = routeRules
-    .filter((rule) => rule.refresh_before_expiry)
-    .map((rule) => ({ label: routeLabel(rule), pool: pools.get(rule.pool)!, policy: rule.policy, minHits: rule.refresh_min_hits }));
+  const { refreshRoutes } = routing;
   const refresher =
     refreshRoutes.length === 0
       ? undefined
@@ -306,18 +311,22 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     onServedFromCache: refresher?.onServedFromCache,
     peerRoute: cluster?.peerFetcher ? (exchange, key, route) => cluster.peerFetcher!.route(exchange, key, route) : undefined,
   });
-  const dataServer = createDataPlaneServer({
-    routes,
-    pools,
+  const accessLog = createAccessLog(logger, config.log.access_query);
+  const dataPlane: DataPlaneDeps = {
+    routes: routing.routes,
+    pools: routing.pools,
     cacheFlow,
     cache,
     logger,
     metrics,
-    accessLog: createAccessLog(logger),
+    accessLog,
     inFlight,
     isDraining: () => readiness.isDraining(),
     smugglingRejected: metrics.smugglingRejected,
-  });
+  };
+  poolsInUse = () => dataPlane.pools;
+  registerNodeReloadSteps(reloader, { logger, env, hot, cacheFlow, refresher, dataPlane, routing, adminToken, accessLog });
+  const dataServer = createDataPlaneServer(dataPlane);
   dataUrl = await listen(dataServer, 'data-plane', config.listen);
   teardown.add(() => close(dataServer));
   readiness.set('data_listener_bound', true, `listening on ${dataUrl}`);
@@ -327,6 +336,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     await cluster.start();
   }
   logger.info({ data: dataUrl, admin: adminUrl }, 'svc is serving');
+  markStarted();
 
   return {
     dataUrl,
@@ -339,6 +349,11 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     refresher,
     cluster,
     adminRoutes: () => router.routes(),
+    config: () => current,
+    reload: () => {
+      if (!reload) return Promise.reject(new Error('this node was started without a configuration file, so it cannot reload'));
+      return reload();
+    },
     drain,
     // Cluster first (peers stop sending fetches), then the data plane, and the stores last.
     stop: () => teardown.run(),

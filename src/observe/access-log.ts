@@ -1,12 +1,16 @@
 // One access-log record per request (spec §2.4), sampled as spec §6.6 says: `200 OK` responses
 // 1 in 100, every other status always. The sampling is a counter, not a coin, so a test (and an
 // operator) can tell exactly which 200s are written: the 1st, the 101st, the 201st…
+// Query strings carry secrets (tokens, password-reset links, personal data), so the record's `path`
+// shows one only as `log.access_query` says: not at all (the default), as a keyed hash, or whole.
 
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from './logger.js';
 
 export interface AccessRecord {
   method: string;
   host: string;
+  /** The request target as received; the access log cuts or hashes its query string. */
   path: string;
   proto: string;
   status: number;
@@ -17,24 +21,52 @@ export interface AccessRecord {
   remote: string;
 }
 
+/** `log.access_query`: omit, hash or full (docs/configuration.md). */
+export type AccessQueryMode = 'omit' | 'hash' | 'full';
+
 /** Spec §6.6: one in this many `200` responses is logged. */
 export const OK_SAMPLE_EVERY = 100;
+
+/** Hex digits of the HMAC kept: 64 bits tell queries apart in any log an operator reads. */
+const HASH_HEX_DIGITS = 16;
 
 export interface AccessLog {
   /** Whether a response of this status is to be logged; counts the 200s it passes over. Ask once per
    * response, before building its record, so unsampled responses cost no record at all. */
   sampled(status: number): boolean;
   record(entry: AccessRecord): void;
+  /** Changes how query strings are shown (a configuration reload). */
+  setQueryMode(mode: AccessQueryMode): void;
 }
 
-export function createAccessLog(logger: Logger): AccessLog {
+/**
+ * The path as logged. `hash` writes `?hmac:<hex>`, an HMAC-SHA-256 of the query under a key drawn at
+ * process start: equal queries show equal hashes within one run of one node, and a dictionary of
+ * likely values (short tokens, e-mail addresses) cannot be hashed to find them, as a plain hash could.
+ */
+export function loggedPath(target: string, mode: AccessQueryMode, hashKey: Buffer): string {
+  const mark = target.indexOf('?');
+  if (mark === -1 || mode === 'full') return target;
+  const path = target.slice(0, mark);
+  const query = target.slice(mark + 1);
+  if (mode === 'omit' || query === '') return path;
+  return `${path}?hmac:${createHmac('sha256', hashKey).update(query).digest('hex').slice(0, HASH_HEX_DIGITS)}`;
+}
+
+export function createAccessLog(logger: Logger, queryMode: AccessQueryMode = 'omit'): AccessLog {
   let okSeen = 0;
+  let mode = queryMode;
+  const hashKey = randomBytes(32);
   return {
     sampled(status) {
       return status !== 200 || okSeen++ % OK_SAMPLE_EVERY === 0;
     },
     record(entry) {
+      entry.path = loggedPath(entry.path, mode, hashKey);
       logger.info(entry, 'access');
+    },
+    setQueryMode(next) {
+      mode = next;
     },
   };
 }

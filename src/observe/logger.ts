@@ -1,7 +1,8 @@
 // The process logger: pino, one JSON object per line on standard output, with `time` as an ISO 8601
 // UTC string and `level` as its name (spec §2.4). Writes go through an asynchronous destination so
-// that logging never blocks a request; `pretty` is for a person at a terminal.
+// that logging never blocks a request; `pretty` is for a person at a terminal (`log.format`).
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { prettyFactory } from 'pino-pretty';
 
 export type LogFormat = 'json' | 'pretty';
 
@@ -22,6 +23,41 @@ export type { Logger };
 const BATCH_BYTES = 4096;
 const FLUSH_EVERY_MS = 100;
 
+/**
+ * Standard output in either format, switchable while the process runs (a configuration reload).
+ * Every line is made as JSON; `pretty` rewrites it on its way to the same batched destination, so a
+ * switch neither reorders lines nor loses the ones still gathered.
+ */
+export class LogOutput implements DestinationStream {
+  readonly #sink = pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES, periodicFlush: FLUSH_EVERY_MS });
+  #format: LogFormat = 'json';
+  #pretty: ((line: string) => string) | undefined;
+
+  constructor(format: LogFormat = 'json') {
+    this.setFormat(format);
+  }
+
+  get format(): LogFormat {
+    return this.#format;
+  }
+
+  setFormat(format: LogFormat): void {
+    this.#format = format;
+    // Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
+    const colorize = process.stdout.isTTY === true && (process.env.NO_COLOR ?? '') === '';
+    this.#pretty = format === 'pretty' ? prettyFactory({ translateTime: 'SYS:standard', colorize }) : undefined;
+  }
+
+  write(line: string): void {
+    this.#sink.write(this.#pretty ? this.#pretty(line) : line);
+  }
+
+  /** pino's `logger.flush(cb)` calls this. */
+  flush(callback?: (error?: Error) => void): void {
+    this.#sink.flush(callback);
+  }
+}
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const settings = {
     level: options.level ?? 'info',
@@ -29,9 +65,5 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
   };
-  if (options.destination) return pino(settings, options.destination);
-  if (options.format === 'pretty') {
-    return pino({ ...settings, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:standard' } } });
-  }
-  return pino(settings, pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES, periodicFlush: FLUSH_EVERY_MS }));
+  return pino(settings, options.destination ?? new LogOutput(options.format));
 }

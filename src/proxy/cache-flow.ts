@@ -76,6 +76,11 @@ export class CacheFlow {
 
   constructor(private readonly deps: CacheFlowDeps) {}
 
+  /** `max_object_bytes` changed (a configuration reload): fills that start from now on use it. */
+  setMaxObjectBytes(bytes: number): void {
+    this.deps.maxObjectBytes = bytes;
+  }
+
   /**
    * Answers one request. A request served from the cache is answered before this returns, with no
    * promise made (promise bookkeeping measured several µs per hit); anything that must wait for the

@@ -23,6 +23,7 @@ export interface DataPlaneRoute extends RouteRule {
 }
 
 export interface DataPlaneDeps extends ExchangeDeps {
+  /** Read on every request, so that a configuration reload replaces them here (with the pools). */
   routes: RouteTable<DataPlaneRoute>;
   pools: ReadonlyMap<string, UpstreamPool>;
   cacheFlow: CacheFlow;
@@ -55,8 +56,9 @@ function requestPath(request: IncomingMessage): string {
 }
 
 export function createDataPlaneServer(deps: DataPlaneDeps): Server {
-  // One CachingRoute per route, made on first use rather than per request.
-  const cachingRoutes = new Map<MatchedRoute<DataPlaneRoute>, CachingRoute>();
+  // One CachingRoute per route, made on first use rather than per request; weakly held, so the routes
+  // of a table a reload replaced are let go.
+  const cachingRoutes = new WeakMap<MatchedRoute<DataPlaneRoute>, CachingRoute>();
   const cachingRouteOf = (route: MatchedRoute<DataPlaneRoute>): CachingRoute => {
     let caching = cachingRoutes.get(route);
     if (!caching) {

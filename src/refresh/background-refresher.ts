@@ -79,9 +79,9 @@ type ServedHook = (entry: CacheEntry, request: OriginRequest, route: CachingRout
 
 export class BackgroundRefresher {
   readonly #cache: TieredCache;
-  readonly #routes: ReadonlyMap<string, RefreshRoute>;
+  readonly #routes: Map<string, RefreshRoute>;
   readonly #logger: Logger;
-  readonly #maxObjectBytes: number;
+  #maxObjectBytes: number;
   readonly #isInvalidated: ((entry: CacheEntry) => boolean) | undefined;
   readonly #persistDirectory: string | undefined;
   readonly #now: () => number;
@@ -129,6 +129,18 @@ export class BackgroundRefresher {
       scheduled: (route) => this.#scheduledPerRoute.get(route) ?? 0,
       registrySize: (route) => this.#registry.sizeOf(route),
     });
+  }
+
+  /**
+   * A configuration reload: the same routes (by label) with their new pools and cache options, or a
+   * new `max_object_bytes`. Refreshes already running finish with what they started with.
+   */
+  reconfigure(changes: { routes?: readonly RefreshRoute[]; maxObjectBytes?: number }): void {
+    for (const route of changes.routes ?? []) {
+      if (!this.#routes.has(route.label)) throw new Error(`BackgroundRefresher.reconfigure: route ${route.label} was not set up at start`);
+      this.#routes.set(route.label, route);
+    }
+    if (changes.maxObjectBytes !== undefined) this.#maxObjectBytes = changes.maxObjectBytes;
   }
 
   /** Restores the persisted registry (when there is one) and starts the persist cycle. */

@@ -20,6 +20,8 @@ export interface HotStore extends CacheStore {
   readonly evictionCount: number;
   /** New variants refused because their key already had MAX_VARIANTS (svc_vary_cap_hits_total). */
   readonly varyCapHits: number;
+  /** Changes the byte bound (a configuration reload); a smaller one evicts the least recently used now. */
+  resize(maxBytes: number): void;
 }
 
 /**
@@ -47,17 +49,19 @@ class HotNode implements IndexNode {
 class MemoryCacheStore implements HotStore {
   readonly tier = 'hot';
   readonly #index = new RecencyIndex<HotNode>();
-  readonly #maxBytes: number;
+  #maxBytes: number;
   readonly #onEvict: ((entry: CacheEntry) => void) | undefined;
   #evictionCount = 0;
   #varyCapHits = 0;
 
   constructor(options: HotStoreOptions) {
-    if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0) {
-      throw new StoreError('invalid_option', `hot store maxBytes must be a positive integer, got ${options.maxBytes}`);
-    }
-    this.#maxBytes = options.maxBytes;
+    this.#maxBytes = checkedMaxBytes(options.maxBytes);
     this.#onEvict = options.onEvict;
+  }
+
+  resize(maxBytes: number): void {
+    this.#maxBytes = checkedMaxBytes(maxBytes);
+    this.#evictToFit(null);
   }
 
   get entryCount(): number {
@@ -138,7 +142,7 @@ class MemoryCacheStore implements HotStore {
     return found;
   }
 
-  #evictToFit(keep: HotNode): void {
+  #evictToFit(keep: HotNode | null): void {
     while (this.#index.byteCount > this.#maxBytes) {
       const victim = this.#index.oldest();
       // `keep` alone fits (checked by put), so the loop ends before reaching it.
@@ -148,6 +152,13 @@ class MemoryCacheStore implements HotStore {
       this.#onEvict?.(victim.entry);
     }
   }
+}
+
+function checkedMaxBytes(maxBytes: number): number {
+  if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0) {
+    throw new StoreError('invalid_option', `hot store maxBytes must be a positive integer, got ${maxBytes}`);
+  }
+  return maxBytes;
 }
 
 /** Creates the in-memory tier bounded by `maxBytes`. */

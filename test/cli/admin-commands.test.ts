@@ -62,15 +62,62 @@ describe('svc purge, ban and refresh', () => {
     assert.equal(await cacheState('/m2'), 'MISS');
   });
 
-  test('--file reads one URL per line, skipping blanks and comments; bad lines fail the run with exit 1', async () => {
+  test('--file reads one URL per line, skipping blanks and comments', async () => {
     await fetchRaw(`${svc.dataUrl}/f1`);
     const path = join(dir, 'urls.txt');
-    await writeFile(path, `# product pages\n${svc.dataUrl}/f1\n\n  ${svc.dataUrl}/f2  \nnot-a-url\n`);
+    await writeFile(path, `# product pages\n${svc.dataUrl}/f1\n\n  ${svc.dataUrl}/f2  \n`);
     const run = await withToken(['purge', '--file', path]);
-    assert.equal(run.code, 1);
-    assert.equal(run.stdout, 'purged 2 URLs (1 stored variants removed, 1 failed)\n');
-    assert.equal(run.stderr, 'svc: purge: 1 of 3 URLs were not an absolute http:// or https:// URL with a host and were not purged\n');
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, 'purged 2 URLs (1 stored variants removed, 0 failed)\n');
     assert.equal(await cacheState('/f1'), 'MISS');
+  });
+
+  test('a batch with entries that are not URLs purges nothing and names them, from a file as from arguments (exit 2)', async () => {
+    await fetchRaw(`${svc.dataUrl}/b1`);
+    const path = join(dir, 'bad-urls.txt');
+    await writeFile(path, `# product pages\n${svc.dataUrl}/b1\nnot-a-url\n\n/relative\n`);
+    const fromFile = await withToken(['purge', '--file', path]);
+    assert.equal(fromFile.code, 2);
+    assert.equal(fromFile.stdout, '');
+    assert.equal(
+      fromFile.stderr,
+      `svc: ${path} line 3: not an absolute http:// or https:// URL with a host: not-a-url\n` +
+        `svc: ${path} line 5: not an absolute http:// or https:// URL with a host: /relative\n` +
+        'svc: nothing was purged: 2 of 3 entries are not URLs; fix them and run again\n',
+    );
+    const fromArguments = await withToken(['purge', `${svc.dataUrl}/b1`, 'not-a-url', '/relative']);
+    assert.equal(fromArguments.code, 2);
+    assert.equal(
+      fromArguments.stderr,
+      'svc: argument 2: not an absolute http:// or https:// URL with a host: not-a-url\n' +
+        'svc: argument 3: not an absolute http:// or https:// URL with a host: /relative\n' +
+        'svc: nothing was purged: 2 of 3 entries are not URLs; fix them and run again\n',
+    );
+    assert.equal(await cacheState('/b1'), 'HIT', 'the valid URL was not purged either');
+  });
+
+  test('unknown flags and extra arguments are refused in one line (exit 2), and nothing is done', async () => {
+    await fetchRaw(`${svc.dataUrl}/shoes/dry`);
+    const cases: [string[], string][] = [
+      [['ban', 'path_regex=^/shoes/dry$', '--dry-run'], 'svc: unknown flag --dry-run for svc ban (see svc ban --help)\n'],
+      [['purge', `${svc.dataUrl}/shoes/dry`, '--sever=127.0.0.1:1'], 'svc: unknown flag --sever for svc purge (see svc purge --help)\n'],
+      [['refresh', `${svc.dataUrl}/shoes/dry`, `${svc.dataUrl}/x`], `svc: unexpected argument "${svc.dataUrl}/x": svc refresh takes 1 argument (see svc refresh --help)\n`],
+      [['cluster', 'peers', 'extra'], 'svc: unexpected argument "extra": svc cluster peers takes no arguments (see svc cluster peers --help)\n'],
+      [['cluster', 'pears'], 'svc: unknown command "pears" for svc cluster: expected one of peers (see svc cluster --help)\n'],
+    ];
+    for (const [args, stderr] of cases) {
+      const run = await withToken(args);
+      assert.equal(run.code, 2, args.join(' '));
+      assert.equal(run.stderr, stderr);
+      assert.equal(run.stdout, '');
+    }
+    assert.equal(await cacheState('/shoes/dry'), 'HIT', 'neither the ban nor the purge was sent');
+    const noValue = await runCli(['purge', `${svc.dataUrl}/shoes/dry`, '--server', svc.adminUrl, '--token', TOKEN, '--file']);
+    assert.equal(noValue.code, 2);
+    assert.equal(noValue.stderr, 'svc: --file needs a value (see svc purge --help)\n');
+    const version = await runCli(['version', '--output', 'json', '--verbose']);
+    assert.equal(version.code, 2);
+    assert.equal(version.stderr, 'svc: unknown flag --verbose for svc version (see svc version --help)\n');
   });
 
   test(`--file - reads standard input and sends chunks of at most ${PURGE_BATCH_MAX_URLS} URLs`, async () => {

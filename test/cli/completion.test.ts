@@ -45,12 +45,27 @@ describe('svc completion', () => {
 
   test('the bash script completes commands, flags and enum values in a real bash', async () => {
     const script = (await runCli(['completion', 'bash'])).stdout;
-    assert.deepEqual(bashComplete(script, ['svc', '']).sort(), ['ban', 'bans', 'cluster', 'completion', 'config', 'purge', 'refresh', 'serve', 'sim', 'version']);
+    assert.deepEqual(bashComplete(script, ['svc', '']).sort(), ['ban', 'bans', 'cluster', 'completion', 'config', 'inspect', 'purge', 'ready', 'refresh', 'reload', 'serve', 'sim', 'top', 'version']);
     assert.deepEqual(bashComplete(script, ['svc', 'pu']), ['purge']);
     assert.deepEqual(bashComplete(script, ['svc', 'purge', '--to']), ['--token']);
     assert.deepEqual(bashComplete(script, ['svc', 'purge', '--output', '']), ['text', 'json']);
     assert.deepEqual(bashComplete(script, ['svc', 'ban', '--server', 'localhost:9000', '--o']), ['--output']);
     assert.deepEqual(bashComplete(script, ['svc', '--ver']), ['--version']);
+  });
+
+  test('positional words complete too: the shells of svc completion, the fields of svc ban', async () => {
+    const script = (await runCli(['completion', 'bash'])).stdout;
+    assert.deepEqual(bashComplete(script, ['svc', 'completion', '']), ['bash', 'zsh', 'fish']);
+    assert.deepEqual(bashComplete(script, ['svc', 'ban', '']), ['host_regex=', 'path_regex=', 'surrogate_key=']);
+    assert.deepEqual(bashComplete(script, ['svc', 'ban', 'surrogate_key=x', 'pa']), ['path_regex=']);
+    assert.deepEqual(bashComplete(script, ['svc', 'ban', '--token', 't', 'h']), ['host_regex=']);
+    assert.ok(bashComplete(script, ['svc', 'sim', 'run', '']).length > 0, 'scenario names');
+    const zsh = (await runCli(['completion', 'zsh'])).stdout;
+    assert.match(zsh, /' ban'\) .*values=\('host_regex=' 'path_regex=' 'surrogate_key='\)/);
+    assert.match(zsh, /' completion'\) .*values=\('bash' 'zsh' 'fish'\)/);
+    const fish = (await runCli(['completion', 'fish'])).stdout;
+    assert.match(fish, /^complete -c svc -n '__fish_seen_subcommand_from ban' -f -a 'host_regex= path_regex= surrogate_key='$/m);
+    assert.match(fish, /^complete -c svc -n '__fish_seen_subcommand_from completion' -f -a 'bash zsh fish'$/m);
   });
 
   test('nested subcommands come from the tree it is given', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,9 +16,10 @@ interface Outcome {
 }
 
 /** Runs `svc config <args>` in a child process, killed if it outlives the test's bound. */
-function runConfigCommand(args: string[]): Promise<Outcome> {
+function runConfigCommand(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Outcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [runner, ...args], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000 });
+    const childEnv = { ...process.env, SVC_ADMIN_TOKEN: '', ...env };
+    const child = spawn(process.execPath, [runner, ...args], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000, env: childEnv });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -36,10 +37,44 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-test('validate prints ok and exits 0 for a valid file', async () => {
-  const file = fixturePath('full.yaml');
+test('validate prints ok and exits 0 for a valid file whose files and directories are usable', async () => {
+  // The fixture sets every key; its TLS files and directories are moved to places that exist here.
+  const file = join(dir, 'full.yaml');
+  const text = (await readFile(fixturePath('full.yaml'), 'utf8')).replace(/\/etc\/svc\//g, `${dir}/`).replace(/\/var\/(cache|lib)\/svc/g, `${dir}/$1`);
+  for (const name of ['node.crt', 'node.key', 'ca.crt']) await writeFile(join(dir, name), 'PEM\n');
+  await writeFile(file, text);
   const outcome = await runConfigCommand(['validate', file]);
   assert.deepEqual(outcome, { code: 0, stdout: `ok: ${file}\n`, stderr: '' });
+});
+
+test('validate checks the files and directories the file names, naming each key and cause', async () => {
+  const file = join(dir, 'files.yaml');
+  const notADirectory = join(dir, 'plain-file');
+  await writeFile(notADirectory, 'x');
+  await writeFile(join(dir, 'cert.pem'), 'PEM\n');
+  await writeFile(
+    file,
+    `warm: { path: ${JSON.stringify(join(notADirectory, 'warm'))}, max_bytes: 1000000 }\n` +
+      `hop_limit: 1\ncluster: { node_name: a, tls: { cert: ${JSON.stringify(join(dir, 'cert.pem'))}, key: ${JSON.stringify(join(dir, 'missing.key'))}, ca: ${JSON.stringify(dir)} } }\n` +
+      'pools: [{ name: o, upstreams: ["http://127.0.0.1:1"] }]\nroutes: [{ name: all, pool: o }]\n',
+  );
+  const outcome = await runConfigCommand(['validate', file]);
+  assert.equal(outcome.code, 1);
+  assert.deepEqual(outcome.stderr.trimEnd().split('\n'), [
+    `warm.path: cannot use ${JSON.stringify(join(notADirectory, 'warm'))} as a writable directory: ${notADirectory} is not a directory`,
+    `cluster.tls.key: cannot read ${JSON.stringify(join(dir, 'missing.key'))}: no such file or directory (ENOENT)`,
+    `cluster.tls.ca: cannot read ${JSON.stringify(dir)}: it is not a regular file`,
+  ]);
+});
+
+test('validate applies the rule of admin.token to SVC_ADMIN_TOKEN', async () => {
+  const file = join(dir, 'token.yaml');
+  await writeFile(file, 'pools: [{ name: o, upstreams: ["http://127.0.0.1:1"] }]\nroutes: [{ name: all, pool: o }]\n');
+  const outcome = await runConfigCommand(['validate', file], { SVC_ADMIN_TOKEN: 'abc' });
+  assert.equal(outcome.code, 1);
+  assert.equal(outcome.stderr, 'SVC_ADMIN_TOKEN: expected a string of at least 16 characters (the rule of admin.token), got a string of 3 characters\n');
+  assert.ok(!outcome.stderr.includes('abc'), 'the token itself is not echoed');
+  assert.equal((await runConfigCommand(['validate', file], { SVC_ADMIN_TOKEN: 'a-token-of-16-chars' })).code, 0);
 });
 
 test('validate prints every problem on stderr, one per line, and exits 1', async () => {

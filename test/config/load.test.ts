@@ -73,6 +73,7 @@ describe('defaults', () => {
         },
       ],
       tracing: { endpoint: '', service_name: 'svc', sampling_rate: 1 },
+      log: { format: 'json', access_query: 'omit' },
     });
   });
 
@@ -130,6 +131,7 @@ describe('a file setting every key', () => {
     assert.equal(config.tracing.sampling_rate, 0.25);
     assert.equal(config.cdn?.timeout, 10_000);
     assert.equal(config.cdn?.propagate.ban, false);
+    assert.deepEqual(config.log, { format: 'pretty', access_query: 'hash' });
   });
 
   test('the same content as JSON gives the same configuration', async () => {

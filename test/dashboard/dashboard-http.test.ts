@@ -240,9 +240,9 @@ describe('sessions across time, admin tokens and TLS', () => {
     const router = new AdminRouter();
     mountDashboardRoutes(router, {
       sessions: new DashboardSessions({ adminToken: () => TOKEN, now: Date.now }),
-      adminToken: TOKEN,
+      adminToken: { value: TOKEN },
       registry: new NodeMetrics().registry,
-      capacities: { hotMaxBytes: 1024, warmMaxBytes: undefined },
+      capacities: () => ({ hotMaxBytes: 1024, warmMaxBytes: undefined }),
       nodeName: undefined,
     });
     const http = createAdminServer(router, createLogger({ destination: new LogCapture() }));

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { startTestOrigin } from '../support/test-origin.js';
 import { freePort } from '../support/free-port.js';
 import { fetchRaw, header } from '../support/http.js';
+import { runCli } from '../cli/support/run-cli.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
@@ -52,6 +53,65 @@ describe('svc serve', () => {
       assert.equal(code, 0);
       assert.match(stdout, /"msg":"stopping"/);
       assert.ok(!stdout.includes('serve-test-token-0123456789'), 'the admin token is never logged');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await origin.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('SIGHUP and svc reload apply a new configuration in the running process; a refused one leaves it as it was', { timeout: 60_000 }, async () => {
+    const origin = await startTestOrigin((request) => ({ status: request.url === '/missing' ? 404 : 200, headers: { 'cache-control': 'max-age=60' }, body: 'x' }));
+    const dir = await mkdtemp(join(tmpdir(), 'svc-serve-'));
+    const [dataPort, adminPort] = [await freePort(), await freePort()];
+    const config = join(dir, 'svc.yaml');
+    const file = (extra: string, token = 'serve-test-token-0123456789'): string =>
+      `listen: 127.0.0.1:${dataPort}\nadmin: { listen: "127.0.0.1:${adminPort}", token: "${token}" }\nwarm: { path: ${JSON.stringify(join(dir, 'warm'))}, max_bytes: 10000000 }\n` +
+      `pools: [{ name: o, upstreams: ["${origin.url}"] }]\nroutes: [{ name: all, pool: o }]\n${extra}`;
+    await writeFile(config, file(''));
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH } });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    /** Waits until `text` was logged `times` times. */
+    const logged = async (text: string, times = 1): Promise<void> => {
+      const count = (): number => stdout.split(text).length - 1;
+      for (let i = 0; i < 150 && count() < times; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.ok(count() >= times, `logged ${times} times: ${text}`);
+    };
+    const admin = `http://127.0.0.1:${adminPort}`;
+    const authorized = (token: string) => fetchRaw(`${admin}/v1/stats`, { headers: { authorization: `Bearer ${token}` } });
+    try {
+      await waitReady(admin);
+      await fetchRaw(`http://127.0.0.1:${dataPort}/page`);
+
+      // SIGHUP: a new token and a new log format; the cache and the process stay.
+      await writeFile(config, file('log: { format: pretty }\n', 'reloaded-token-0123456789'));
+      child.kill('SIGHUP');
+      await logged('INFO: configuration reloaded');
+      assert.equal((await authorized('reloaded-token-0123456789')).status, 200);
+      assert.equal((await authorized('serve-test-token-0123456789')).status, 401);
+      assert.equal(header(await fetchRaw(`http://127.0.0.1:${dataPort}/page`), 'x-cache'), 'HIT', 'the cache survived');
+      await fetchRaw(`http://127.0.0.1:${dataPort}/missing`);
+      await logged('INFO: access');
+
+      // svc reload: a listen change is refused, the node keeps its configuration and serves on.
+      await writeFile(config, file('log: { format: pretty }\n', 'reloaded-token-0123456789').replace(`listen: 127.0.0.1:${dataPort}`, 'listen: 127.0.0.1:1'));
+      const refused = await runCli(['reload', '--server', admin, '--token', 'reloaded-token-0123456789']);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /^svc: reload failed: 409 restart_required: the configuration was not reloaded, the running one stays: listen cannot change without a restart: the data-plane listener is bound at startup \("127\.0\.0\.1:\d+" → "127\.0\.0\.1:1"\)\n$/);
+      // And SIGHUP with the same file: refused too, and the process does not die.
+      child.kill('SIGHUP');
+      await logged('a change needs a restart', 2);
+      assert.equal(header(await fetchRaw(`http://127.0.0.1:${dataPort}/page`), 'x-cache'), 'HIT');
+
+      await writeFile(config, file('', 'reloaded-token-0123456789'));
+      const accepted = await runCli(['reload', '--server', admin, '--token', 'reloaded-token-0123456789']);
+      assert.equal(accepted.code, 0, accepted.stderr);
+      assert.equal(accepted.stdout, 'reloaded: log.format\n');
+
+      child.kill('SIGTERM');
+      const [code] = (await once(child, 'exit')) as [number | null];
+      assert.equal(code, 0, 'SIGTERM still stops svc cleanly');
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
       await origin.close();

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { startTestOrigin } from '../support/test-origin.js';
 import { startSvc } from '../support/svc-harness.js';
 import { fetchRaw } from '../support/http.js';
+import { loggedPath } from '../../src/observe/access-log.js';
 
 const FIELDS = ['bytes_out', 'cache_status', 'dur_ms', 'host', 'level', 'method', 'msg', 'path', 'proto', 'remote', 'route', 'status', 'time'];
 
@@ -40,6 +41,36 @@ test('access log records carry exactly the spec fields and sample 200s 1 in 100'
     assert.ok(!svc.logs.text.some((line) => line.includes('test-admin-token-0123456789')), 'the admin token is never logged');
   } finally {
     await svc.stop();
+    await origin.close();
+  }
+});
+
+test('query strings reach the access log only as log.access_query says: omit (default), hash or full', async () => {
+  const origin = await startTestOrigin(() => ({ status: 404, headers: { 'cache-control': 'no-store' }, body: 'no' }));
+  const paths = async (mode: string | undefined): Promise<string[]> => {
+    const svc = await startSvc([origin.url], mode === undefined ? {} : { config: { log: { access_query: mode } } });
+    try {
+      for (const target of ['/reset?token=s3cret-value', '/reset?token=s3cret-value', '/reset?token=other', '/plain']) {
+        await fetchRaw(`${svc.dataUrl}${target}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return svc.logs.lines.filter((line) => line.msg === 'access').map((line) => String(line.path));
+    } finally {
+      await svc.stop();
+    }
+  };
+  try {
+    assert.deepEqual(await paths(undefined), ['/reset', '/reset', '/reset', '/plain']);
+    assert.deepEqual(await paths('full'), ['/reset?token=s3cret-value', '/reset?token=s3cret-value', '/reset?token=other', '/plain']);
+    const hashed = await paths('hash');
+    assert.match(hashed[0]!, /^\/reset\?hmac:[0-9a-f]{16}$/);
+    assert.equal(hashed[1], hashed[0], 'equal queries give equal hashes within a run');
+    assert.notEqual(hashed[2], hashed[0]);
+    assert.equal(hashed[3], '/plain');
+    assert.equal(loggedPath('/empty?', 'hash', Buffer.alloc(32)), '/empty', 'an empty query is no query');
+    const again = await paths('hash');
+    assert.notEqual(again[0], hashed[0], 'the key is drawn per process, so a hash cannot be looked up in a dictionary made elsewhere');
+  } finally {
     await origin.close();
   }
 });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port.js';
 import { fetchRaw } from './http.js';
+import { checkAdminAnswers } from './openapi-conformance.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 export const CLUSTER_TOKEN = 'cluster-test-token-0123456789';
@@ -78,6 +79,7 @@ export async function startSvcCluster(options: { names: string[]; mode: 'strong'
     const [data, admin, gossip] = [await freePort(), await freePort(), await freePort()];
     const clusterAddress = `127.0.0.1:${gossip}`;
     clusterAddresses.push(clusterAddress);
+    checkAdminAnswers(`http://127.0.0.1:${admin}`);
     return {
       configPath: join(dir, `${name}.yaml`),
       process: { name, dataUrl: `http://127.0.0.1:${data}`, adminUrl: `http://127.0.0.1:${admin}`, clusterAddress, child: undefined, stdout: '' },

@@ -1,12 +1,13 @@
 // Starts a real svc node in this process on ephemeral ports, with its log lines captured and its
 // clock under the test's control.
 import { Writable } from 'node:stream';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { startNode, type StartNodeOptions, type SvcNode } from '../../src/node/svc-node.js';
+import { checkAdminAnswers } from './openapi-conformance.js';
 
 export class LogCapture extends Writable {
   readonly lines: Record<string, unknown>[] = [];
@@ -47,6 +48,8 @@ export interface SvcUnderTest {
   clock: ManualClock;
   /** A temporary directory for this node's files, removed on stop. */
   dir: string;
+  /** With `reloadable`: the file the node reloads from (JSON, which the YAML loader reads). */
+  configFile: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -60,6 +63,8 @@ export interface SvcOptions {
   frozenClock?: boolean;
   /** The CDN propagation's timers and jitter (see StartNodeOptions). */
   cdnTiming?: StartNodeOptions['cdnTiming'];
+  /** Run from a configuration file in `dir`, so that the node can reload it (`node.reload()`). */
+  reloadable?: boolean;
 }
 
 /** Config for one route `/` to a pool of the given origins, caching on. */
@@ -74,10 +79,14 @@ export function baseConfig(originUrls: string[]): Record<string, unknown> {
 
 export async function startSvc(originUrls: string[], options: SvcOptions = {}): Promise<SvcUnderTest> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'svc-test-')));
-  const config = parseConfig({ ...baseConfig(originUrls), ...options.config });
+  const raw = { ...baseConfig(originUrls), ...options.config };
+  const config = parseConfig(raw);
+  const configFile = options.reloadable ? join(dir, 'svc.json') : undefined;
+  if (configFile !== undefined) await writeFile(configFile, JSON.stringify(raw));
   const logs = new LogCapture();
   const clock = new ManualClock(options.frozenClock);
-  const node = await startNode({ config, logger: createLogger({ destination: logs }), env: options.env ?? {}, now: clock.now, cdnTiming: options.cdnTiming });
+  const node = await startNode({ config, logger: createLogger({ destination: logs }), env: options.env ?? {}, now: clock.now, configFile, cdnTiming: options.cdnTiming });
+  checkAdminAnswers(node.adminUrl);
   return {
     node,
     dataUrl: node.dataUrl,
@@ -85,6 +94,7 @@ export async function startSvc(originUrls: string[], options: SvcOptions = {}): 
     logs,
     clock,
     dir,
+    configFile,
     async stop() {
       await node.stop();
       if (!options.dir) await rm(dir, { recursive: true, force: true });

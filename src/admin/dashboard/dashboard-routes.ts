@@ -50,10 +50,12 @@ const PAGE_HEADERS = {
 
 export interface DashboardRouteDeps {
   sessions: DashboardSessions;
-  adminToken: string;
+  /** The admin token, read at each login so that a reloaded token applies at once. */
+  adminToken: { readonly value: string };
   /** The node's metrics registry, for the Overview. */
   registry: Registry;
-  capacities: TierCapacities;
+  /** Read at each summary: a reload may change the hot tier's capacity. */
+  capacities: () => TierCapacities;
   /** The cluster node name; undefined for a node that runs alone. */
   nodeName: string | undefined;
 }
@@ -184,7 +186,7 @@ export function mountDashboardRoutes(router: AdminRouter, deps: DashboardRouteDe
   router.on(
     'GET',
     SUMMARY_PATH,
-    requireToken(apiCheck, async (_request, response) => sendJson(response, 200, await summarizeMetrics(deps.registry, deps.capacities))),
+    requireToken(apiCheck, async (_request, response) => sendJson(response, 200, await summarizeMetrics(deps.registry, deps.capacities()))),
   );
 
   router.on(

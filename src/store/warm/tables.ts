@@ -52,7 +52,7 @@ export function openWarmTables(path: string): WarmTables {
   try {
     mkdirSync(path, { recursive: true });
   } catch (error) {
-    throw new StoreError('open_failed', `cannot create the warm store directory ${path}`, { cause: error });
+    throw new StoreError('open_failed', `cannot create the warm store directory ${path}: ${(error as Error).message}`, { cause: error });
   }
   assertLmdbFile(path);
   try {

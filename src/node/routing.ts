@@ -1,0 +1,64 @@
+// The node's routing, built from `pools` and `routes`: an upstream pool per configured pool, the
+// route table of the data plane, and the routes that background refresh serves. Built once at
+// startup and again by a configuration reload, which keeps every pool whose settings did not change
+// (its keep-alive connections with it).
+import { isDeepStrictEqual } from 'node:util';
+import type { Config } from '../config/index.js';
+import { UpstreamPool } from '../upstream/upstream-pool.js';
+import { RouteTable, routeLabel } from '../proxy/route-table.js';
+import type { DataPlaneRoute } from '../proxy/data-plane-server.js';
+import type { RefreshRoute } from '../refresh/background-refresher.js';
+
+type PoolConfig = Config['pools'][number];
+
+export interface Routing {
+  pools: Map<string, UpstreamPool>;
+  routes: RouteTable<DataPlaneRoute>;
+  /** The routes with `refresh_before_expiry`; empty when none has it. */
+  refreshRoutes: RefreshRoute[];
+}
+
+function createPool(pool: PoolConfig): UpstreamPool {
+  return new UpstreamPool({
+    name: pool.name,
+    upstreams: pool.upstreams,
+    connectTimeoutMs: pool.connect_timeout,
+    responseTimeoutMs: pool.response_timeout,
+    connections: pool.connections,
+  });
+}
+
+/**
+ * The routing of `config`. With `previous` (a reload), a pool configured exactly as before is the
+ * same UpstreamPool object; the ones that are not reused are listed in `retired`, to be closed once
+ * the new routing is in place.
+ */
+export function buildRouting(config: Config, previous?: { config: Config; routing: Routing }): Routing & { retired: UpstreamPool[] } {
+  const pools = new Map<string, UpstreamPool>();
+  for (const pool of config.pools) {
+    const before = previous?.config.pools.find((candidate) => candidate.name === pool.name);
+    const kept = before !== undefined && isDeepStrictEqual(before, pool) ? previous?.routing.pools.get(pool.name) : undefined;
+    pools.set(pool.name, kept ?? createPool(pool));
+  }
+  const retired = [...(previous?.routing.pools.values() ?? [])].filter((pool) => ![...pools.values()].includes(pool));
+  const rules = config.routes.map((route) => ({
+    ...route,
+    policy: {
+      ttlOverrideMs: route.cache.ttl_override,
+      staleWhileRevalidateMs: route.cache.stale_while_revalidate,
+      staleIfErrorMs: route.cache.stale_if_error,
+    },
+  }));
+  const refreshRoutes = rules
+    .filter((rule) => rule.refresh_before_expiry)
+    .map((rule) => ({ label: routeLabel(rule), pool: pools.get(rule.pool)!, policy: rule.policy, minHits: rule.refresh_min_hits }));
+  return { pools, routes: new RouteTable<DataPlaneRoute>(rules), refreshRoutes, retired };
+}
+
+/** What background refresh is set up with at startup: its routes' labels and popularity gates. */
+export function refreshSetup(config: Config): { label: string; minHits: number }[] {
+  return config.routes
+    .filter((route) => route.refresh_before_expiry)
+    .map((route) => ({ label: routeLabel(route), minHits: route.refresh_min_hits }))
+    .sort((a, b) => a.label.localeCompare(b.label));
+}

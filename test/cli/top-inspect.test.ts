@@ -1,0 +1,163 @@
+// Issue 21 item 5: `svc top` (one node, or every member with --cluster), `svc inspect <url>` and
+// `svc ready`, run as a user runs them against real nodes; the rate and quantile arithmetic on its own.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { bucketDelta, histogramBuckets, histogramQuantile, parseMetricsText } from '../../src/cli/top/metrics-text.js';
+import { nodeView, type NodeReading, type TopView } from '../../src/cli/top/top-view.js';
+import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
+import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
+import { startSvcCluster, CLUSTER_TOKEN } from '../support/svc-cluster.js';
+import { fetchRaw } from '../support/http.js';
+import { runCli } from './support/run-cli.js';
+
+const TOKEN = 'test-admin-token-0123456789';
+
+const EXPOSITION = `# HELP svc_requests_total x
+# TYPE svc_requests_total counter
+svc_requests_total{method="GET",status="200",cache_result="HIT",source="hot",route="a \\"quoted\\" one"} 30
+svc_requests_total{method="GET",status="200",cache_result="MISS",source="origin",route="main"} 10
+svc_request_duration_seconds_bucket{le="0.001",route="main"} 20
+svc_request_duration_seconds_bucket{le="0.01",route="main"} 36
+svc_request_duration_seconds_bucket{le="0.1",route="main"} 40
+svc_request_duration_seconds_bucket{le="+Inf",route="main"} 40
+svc_hot_store_evictions_total 4
+svc_hot_store_entries 7
+svc_hot_store_bytes 2048
+`;
+
+describe('svc top arithmetic', () => {
+  test('the exposition is read with its labels, escapes included', () => {
+    const samples = parseMetricsText(EXPOSITION);
+    assert.equal(samples.length, 9);
+    assert.deepEqual(samples[0], {
+      name: 'svc_requests_total',
+      labels: { method: 'GET', status: '200', cache_result: 'HIT', source: 'hot', route: 'a "quoted" one' },
+      value: 30,
+    });
+    assert.equal(samples[5]!.labels.le, '+Inf');
+  });
+
+  test('quantiles interpolate inside the bucket that holds the rank, as histogram_quantile does', () => {
+    const buckets = histogramBuckets(parseMetricsText(EXPOSITION), 'svc_request_duration_seconds');
+    assert.equal(histogramQuantile(0.5, buckets), 0.001);
+    assert.ok(Math.abs(histogramQuantile(0.75, buckets)! - (0.001 + 0.009 * (10 / 16))) < 1e-12);
+    assert.equal(histogramQuantile(0.99, new Map([[0.1, 1], [Infinity, 100]])), 0.1, 'a rank in +Inf answers the highest finite bound');
+    assert.equal(histogramQuantile(0.5, new Map([[0.1, 0], [Infinity, 0]])), undefined);
+    assert.deepEqual([...bucketDelta(new Map([[1, 5]]), new Map([[1, 8]]))], [[1, 3]]);
+    assert.deepEqual([...bucketDelta(new Map([[1, 9]]), new Map([[1, 2]]))], [[1, 2]], 'a reset counts from zero');
+  });
+
+  test('rates are the increase over the interval between two readings', () => {
+    const before: NodeReading = { name: 'n', atMs: 0, samples: parseMetricsText(EXPOSITION), stats: null };
+    const later = EXPOSITION.replace('} 30', '} 50').replace('svc_hot_store_evictions_total 4', 'svc_hot_store_evictions_total 10');
+    const view = nodeView(before, { ...before, atMs: 2_000, samples: parseMetricsText(later) });
+    assert.equal(view.requestsPerSecond, 10);
+    assert.equal(view.perSecondByCacheResult.HIT, 10);
+    assert.equal(view.perSecondBySource.hot, 10);
+    assert.equal(view.perSecondBySource.origin, 0);
+    assert.equal(view.hitRatio, 1);
+    assert.equal(view.totals.hitRatio, 50 / 60);
+    assert.equal(view.evictionsPerSecond, 3);
+    assert.equal(view.latencyMs, null, 'no observation in the interval');
+    assert.deepEqual(view.hot, { entries: 7, bytes: 2048 });
+    assert.equal(view.bansActive, null);
+  });
+});
+
+describe('svc top, svc inspect and svc ready against a node', () => {
+  let origin: TestOrigin;
+  let svc: SvcUnderTest;
+
+  before(async () => {
+    origin = await startTestOrigin((request) => ({ headers: { 'cache-control': 'max-age=60', 'surrogate-key': 'shoes' }, body: `body of ${request.url}` }));
+    svc = await startSvc([origin.url]);
+    for (let i = 0; i < 3; i++) await fetchRaw(`${svc.dataUrl}/shoes/red`);
+  });
+  after(async () => {
+    await svc.stop();
+    await origin.close();
+  });
+
+  test('svc top --once shows totals, tiers, bans and peers; JSON for scripts, text for people', async () => {
+    const json = await runCli(['top', '--once', '--interval', '300ms', '--output', 'json', '--server', svc.adminUrl, '--token', TOKEN]);
+    assert.equal(json.code, 0, json.stderr);
+    const view = JSON.parse(json.stdout) as TopView;
+    assert.equal(view.nodes.length, 1);
+    const node = view.nodes[0]!;
+    assert.deepEqual(node.totals.byCacheResult, { HIT: 2, STALE: 0, REVALIDATED: 0, MISS: 1, BYPASS: 0 });
+    assert.equal(node.totals.hitRatio, 2 / 3);
+    assert.equal(node.hot.entries, 1);
+    assert.equal(node.warm, null, 'this node has no warm tier');
+    assert.equal(node.bansActive, 0);
+    assert.deepEqual(view.peers, []);
+
+    const text = await runCli(['top', '--once', '--interval', '300ms', '--server', svc.adminUrl], { env: { NO_COLOR: '' } });
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^ {2}since start +3 +2 +0 +0 +1 +0 +66\.7%$/m);
+    assert.match(text.stdout, /^ {2}bans +- \(needs --token\)$/m);
+    assert.match(text.stdout, /^peers +none: this node runs alone$/m);
+    assert.ok(!text.stdout.includes('\x1b['), 'no escape codes off a terminal');
+
+    const bad = await runCli(['top', '--interval', '10ms', '--server', svc.adminUrl]);
+    assert.equal(bad.code, 2);
+    assert.equal(bad.stderr, 'svc: --interval must be a duration of at least 200ms, like 2s, got "10ms"\n');
+  });
+
+  test('svc inspect <url> shows the cache state readably; --output json prints the body', async () => {
+    await fetchRaw(`${svc.dataUrl}/shoes/blue`);
+    const url = `${svc.dataUrl}/shoes/blue`;
+    const text = await runCli(['inspect', url, '--server', svc.adminUrl, '--token', TOKEN]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, new RegExp(`^${url.replace(/[.]/g, '\\.')}\\n {2}key +`));
+    assert.match(text.stdout, /^ {2}cached +yes: a plain GET is served from the hot tier$/m);
+    assert.match(text.stdout, /^ {2}tags +shoes$/m);
+    assert.match(text.stdout, /^ {4}hot +200 +\d+ s +\d+ s +\d+ +- +-$/m);
+
+    const ban = await runCli(['ban', 'path_regex=^/shoes/blue$', '--server', svc.adminUrl, '--token', TOKEN]);
+    assert.equal(ban.code, 0, ban.stderr);
+    const banned = await runCli(['inspect', url, '--server', svc.adminUrl, '--token', TOKEN]);
+    assert.match(banned.stdout, /^ {2}cached +no: a plain GET goes to the origin$/m);
+    assert.match(banned.stdout, /^ {2}bans +1 active ban match$/m);
+    assert.match(banned.stdout, /^ {4}\S+ +path_regex=\^\/shoes\/blue\$ +until \d{4}-/m);
+
+    const json = await runCli(['inspect', `${svc.dataUrl}/never`, '--output', 'json', '--server', svc.adminUrl, '--token', TOKEN]);
+    assert.equal((JSON.parse(json.stdout) as { hit: boolean }).hit, false);
+    const relative = await runCli(['inspect', '/shoes', '--server', svc.adminUrl, '--token', TOKEN]);
+    assert.equal(relative.code, 2);
+  });
+
+  test('svc ready exits 0 when ready and 1, saying why, once drained', async () => {
+    const ready = await runCli(['ready', '--server', svc.adminUrl]);
+    assert.equal(ready.code, 0, ready.stderr);
+    assert.equal(ready.stdout, 'ready\n');
+    const origin2 = await startTestOrigin();
+    const drained = await startSvc([origin2.url]);
+    try {
+      await fetchRaw(`${drained.adminUrl}/drain`);
+      const notReady = await runCli(['ready', '--wait', '300ms', '--server', drained.adminUrl]);
+      assert.equal(notReady.code, 1);
+      assert.match(notReady.stderr, /^svc: not ready: drained/);
+    } finally {
+      await drained.stop();
+      await origin2.close();
+    }
+  });
+});
+
+test('svc top --cluster shows every member, read from any of them', { timeout: 120_000 }, async () => {
+  const origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=60' }, body: 'x' }));
+  const cluster = await startSvcCluster({ names: ['a', 'b'], mode: 'eventual', originUrl: origin.url });
+  try {
+    await fetchRaw(`${cluster.node('b').dataUrl}/on-b`);
+    const run = await runCli(['top', '--once', '--cluster', '--interval', '300ms', '--output', 'json', '--server', cluster.node('a').adminUrl, '--token', CLUSTER_TOKEN]);
+    assert.equal(run.code, 0, run.stderr);
+    const view = JSON.parse(run.stdout) as TopView;
+    assert.deepEqual(view.nodes.map((node) => node.name).sort(), ['a', 'b']);
+    assert.equal(view.nodes.find((node) => node.name === 'b')!.totals.byCacheResult.MISS, 1, "b's own traffic, read from b");
+    assert.equal(view.nodes.find((node) => node.name === 'a')!.totals.requests, 0);
+    assert.deepEqual(view.peers.map((peer) => peer.state), ['alive', 'alive']);
+  } finally {
+    await cluster.close();
+    await origin.close();
+  }
+});
