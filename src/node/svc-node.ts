@@ -262,6 +262,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
       ttlOverrideMs: route.cache.ttl_override,
       staleWhileRevalidateMs: route.cache.stale_while_revalidate,
       staleIfErrorMs: route.cache.stale_if_error,
+      staleIfUnreachableMs: route.cache.stale_if_error ?? config.stale_if_unreachable,
     },
   }));
   const routes = new RouteTable<DataPlaneRoute>(routeRules);
