@@ -132,6 +132,14 @@ describe('X-Cache and cache_result through svc', { timeout: 60_000 }, () => {
     await expectResults('/missing', [{}, {}], ['MISS', 'HIT'], { MISS: 1, HIT: 1 });
   });
 
+  test("the origin's body fails mid-way: the client's connection is cut, MISS counted", async () => {
+    f.on('/cut', { headers: { 'cache-control': 'max-age=600' }, body: '0123456789', cutAfterBytes: 4 });
+    const before = countsByResult(await f.metrics());
+    await assert.rejects(f.get('/cut'));
+    await eventually(async () => Object.keys(difference(countsByResult(await f.metrics()), before)).length > 0, 'the request to be counted');
+    assert.deepEqual(difference(countsByResult(await f.metrics()), before), { MISS: 1 });
+  });
+
   test('only-if-cached with nothing usable stored: 504, MISS', async () => {
     f.on('/only-if-cached', { headers: { 'cache-control': 'max-age=600' }, body: 'never fetched' });
     const answers = await expectResults('/only-if-cached', [{ headers: { 'cache-control': 'only-if-cached' } }], ['MISS'], { MISS: 1 });

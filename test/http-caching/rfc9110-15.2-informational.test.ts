@@ -131,6 +131,14 @@ describe('RFC 9110 §15.2 informational answers through svc', { timeout: 60_000 
     assert.equal(f.originRequests('/hints/http10').length, 1, 'the origin did send its 103');
   });
 
+  test('svc: of two requests sharing one origin request, the one that made it gets the 103', async () => {
+    f.on('/hints/shared', { informational: [{ status: 103, headers: HINTS }], headers: { 'cache-control': 'max-age=600' }, body: 'page', delayMs: 300 });
+    const answers = await Promise.all([0, 1].map(() => requestWithInformational(`${f.svc.dataUrl}/hints/shared`)));
+    assert.equal(f.originRequests('/hints/shared').length, 1);
+    assert.deepEqual(answers.map((answer) => answer.informational.length).sort(), [0, 1]);
+    assert.deepEqual(answers.map((answer) => answer.xCache).sort(), ['HIT', 'MISS']);
+  });
+
   test('svc: a hit replays no informational answer', async () => {
     f.on('/hints/hit', { informational: [{ status: 103, headers: HINTS }], headers: { 'cache-control': 'max-age=600' }, body: 'page' });
     await requestWithInformational(`${f.svc.dataUrl}/hints/hit`);
