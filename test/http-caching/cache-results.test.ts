@@ -178,3 +178,22 @@ describe('X-Cache and cache_result through svc', { timeout: 60_000 }, () => {
     await eventually(async () => (difference(countsByResult(await f.metrics()), before).HIT ?? 0) === 2, 'the waiters to be counted HIT');
   });
 });
+
+describe('X-Cache and cache_result when the store refuses an answer once its body is in', { timeout: 60_000 }, () => {
+  let f: CachingFixture;
+  before(async () => {
+    // The hot tier holds less than max_object_bytes: a 4000-byte answer passes the first check only.
+    f = await startCachingFixture({ config: { hot_max_bytes: 2000, max_object_bytes: 8192 } });
+  });
+  after(() => f.close());
+
+  test('MISS in the head, BYPASS counted', async () => {
+    f.on('/too-large-for-the-tier', { headers: { 'cache-control': 'max-age=600' }, body: 'x'.repeat(4000) });
+    const before = countsByResult(await f.metrics());
+    const answers = [await f.get('/too-large-for-the-tier'), await f.get('/too-large-for-the-tier')];
+    assert.deepEqual(answers.map((answer) => header(answer, 'x-cache')), ['MISS', 'MISS']);
+    assert.equal(f.originRequests('/too-large-for-the-tier').length, 2, 'not stored');
+    await eventually(async () => (difference(countsByResult(await f.metrics()), before).BYPASS ?? 0) === 2, 'both to be counted');
+    assert.deepEqual(difference(countsByResult(await f.metrics()), before), { BYPASS: 2 });
+  });
+});
