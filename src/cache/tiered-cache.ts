@@ -5,7 +5,7 @@
 // Every change to the hot tier goes through this class, so observers (the invalidation engine's
 // surrogate-key index) see each entry the hot tier gains or loses.
 import type { CacheEntry } from './entry.js';
-import type { CacheStore, PutOutcome } from '../store/cache-store.js';
+import { MAX_VARIANTS, type CacheStore, type PutOutcome } from '../store/cache-store.js';
 
 export interface CacheHit {
   entry: CacheEntry;
@@ -63,6 +63,15 @@ export class TieredCache {
     if (!warmEntry) return undefined;
     this.#putHot(warmEntry);
     return { entry: warmEntry, source: 'warm' };
+  }
+
+  /**
+   * Whether storing variant `variantKey` of `key` now would be refused because the key already holds
+   * MAX_VARIANTS others (the hot tier decides, as in store()). Nothing is marked used.
+   */
+  atVaryCap(key: string, variantKey: string): boolean {
+    const variants = this.hot.peek(key);
+    return variants.length >= MAX_VARIANTS && !variants.some((entry) => entry.variantKey === variantKey);
   }
 
   /** Stores in both tiers; the outcome is the hot tier's (the one a request observes). */

@@ -301,6 +301,17 @@ export const configSchema = object({
     integer(1, 'an integer number of bytes greater than 0', 'largest body stored; larger ones pass through'),
     8_388_608,
   ),
+  /**
+   * 5 minutes: rides out an origin restart, a deploy or a short network fault with the pages svc
+   * already holds, while a longer outage shows as errors rather than as ever older content. Only for
+   * an origin that gives no answer at all (RFC 9111 §4.2.4 lets a disconnected cache serve stale), never
+   * against no-cache, must-revalidate, proxy-revalidate or s-maxage; a route's cache.stale_if_error
+   * replaces it (docs/http-caching.md, "Stale serving").
+   */
+  stale_if_unreachable: v.optional(
+    duration('how long past expiry a stored response is served when the origin cannot be reached; 0 turns it off'),
+    '5m',
+  ),
   /** No default: required when the cluster runs in strong mode (checked with the other cross-field rules). */
   hop_limit: v.optional(
     v.pipe(

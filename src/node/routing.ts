@@ -47,6 +47,7 @@ export function buildRouting(config: Config, previous?: { config: Config; routin
       ttlOverrideMs: route.cache.ttl_override,
       staleWhileRevalidateMs: route.cache.stale_while_revalidate,
       staleIfErrorMs: route.cache.stale_if_error,
+      staleIfUnreachableMs: route.cache.stale_if_error ?? config.stale_if_unreachable,
     },
   }));
   const refreshRoutes = rules

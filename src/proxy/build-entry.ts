@@ -1,11 +1,10 @@
-// Turning an origin answer into a stored entry: the field list clients will get (without Age, which
-// svc computes on every hit, without the surrogate-only fields svc consumes, and without the fields a
-// qualified `private` or `no-cache` names), the Vary secondary key, the surrogate keys, and the
-// freshness facts, all computed once here so that hits do none of this work.
+// Turning an origin answer into a stored entry: the field list the client that asked gets, the one
+// stored for every later client (forwardedFields, storedFields), the Vary secondary key, the surrogate
+// keys, and the freshness facts, all computed once here so that hits do none of this work.
 import type { CacheEntry } from '../cache/entry.js';
 import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
 import { describeResponse } from '../cache/policy/describe-response.js';
-import { SURROGATE_ONLY_FIELDS } from '../cache/policy/targeted-cache-control.js';
+import { forwardedFields, storedFields } from '../cache/policy/stored-fields.js';
 import { surrogateKeys } from '../cache/policy/surrogate-keys.js';
 import { varyNames, variantKey } from '../cache/policy/vary.js';
 import { mergeNotModified } from '../cache/policy/not-modified.js';
@@ -26,8 +25,13 @@ export interface EntryInput {
 }
 
 export interface EntryDraft {
-  /** The fields sent to the client with this answer (and stored with the entry). */
+  /**
+   * The fields sent to the client whose request fetched the answer. They include what `private="…"`
+   * and `no-cache="…"` name, which the stored entry leaves out.
+   */
   clientFields: string[];
+  /** The secondary key the entry will have (RFC 9111 §4.1). */
+  variantKey: string;
   ageSecondsAtResponse: number;
   /** The entry, once the whole body arrived. */
   complete(body: Buffer): CacheEntry;
@@ -36,17 +40,6 @@ export interface EntryDraft {
 /** Statuses whose responses never carry a body, so never a Content-Length (RFC 9110 §8.6). */
 function hasNoContent(status: number): boolean {
   return status === 204 || status === 304 || status < 200;
-}
-
-/** The stored (and client-facing) fields: no Age, no surrogate-only fields, no omitted fields. */
-function clientFieldsOf(fields: readonly string[], omit: readonly string[]): string[] {
-  const kept: string[] = [];
-  for (let i = 0; i < fields.length; i += 2) {
-    const name = fields[i]!.toLowerCase();
-    if (name === 'age' || SURROGATE_ONLY_FIELDS.has(name) || omit.includes(name)) continue;
-    kept.push(fields[i]!, fields[i + 1]!);
-  }
-  return kept;
 }
 
 export function buildEntry(input: EntryInput): EntryDraft {
@@ -59,19 +52,20 @@ export function buildEntry(input: EntryInput): EntryDraft {
     ...policy,
   });
   const { names } = varyNames(responseHeaders);
-  const clientFields = clientFieldsOf(answer.fields, input.omitFields);
+  const secondaryKey = variantKey(names, input.requestHeaders);
   return {
-    clientFields,
+    clientFields: forwardedFields(answer.fields),
+    variantKey: secondaryKey,
     ageSecondsAtResponse: Math.floor(facts.correctedInitialAgeMs / 1000),
     complete(body) {
-      const headers = clientFields;
+      const headers = storedFields(answer.fields, input.omitFields);
       if (!hasNoContent(answer.statusCode) && responseHeaders('content-length') === undefined) {
         // The origin streamed it (chunked); stored, its length is known, and hits send it plainly.
         headers.push('content-length', String(body.length));
       }
       return {
         key: input.key,
-        variantKey: variantKey(names, input.requestHeaders),
+        variantKey: secondaryKey,
         varyNames: names,
         status: answer.statusCode,
         headers,
@@ -120,7 +114,7 @@ export function entryFromNotModified(
   const tags = surrogateKeys(headers);
   return {
     ...entry,
-    headers: clientFieldsOf(merged, verdict.omitFields),
+    headers: storedFields(merged, verdict.omitFields),
     requestTimeMs: times.requestTimeMs,
     responseTimeMs: times.responseTimeMs,
     ...facts,

@@ -8,9 +8,11 @@ import { Coalescer } from '../cache/coalescer.js';
 import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
 import { primaryKey, STORED_SCHEME } from '../cache/policy/cache-key.js';
 import { requestDirectives, type RequestDirectives } from '../cache/policy/request-directives.js';
-import { decideReuse } from '../cache/policy/reuse.js';
+import { decideReuse, staleIfUnreachableAllowed } from '../cache/policy/reuse.js';
+import { originAnswerResult, settledResult } from '../cache/policy/cache-result.js';
 import { canStore } from '../cache/policy/storability.js';
-import { selectNotModifiedTargets } from '../cache/policy/not-modified.js';
+import { mergeNotModified, selectNotModifiedTargets } from '../cache/policy/not-modified.js';
+import { forwardedFields } from '../cache/policy/stored-fields.js';
 import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
 import { variantKey } from '../cache/policy/vary.js';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
@@ -19,6 +21,7 @@ import type { Logger } from '../observe/logger.js';
 import { buildEntry, entryFromNotModified } from './build-entry.js';
 import type { Exchange } from './exchange.js';
 import { fetchFromOrigin, type OriginAnswer, type OriginRequest } from './origin-fetch.js';
+import { relayInformational } from './informational.js';
 import { relayAndCollect } from './body-relay.js';
 import { passThrough } from './pass-through.js';
 import { sendProxyError } from './respond.js';
@@ -106,6 +109,7 @@ export class CacheFlow {
     if (!hit) {
       if (lookup.directives.onlyIfCached) {
         // RFC 9111 §5.2.1.7: nothing usable is stored, and the client forbids going to the origin.
+        exchange.served('MISS', 'origin');
         sendProxyError(exchange, 504, 'only-if-cached and nothing usable is stored');
         return;
       }
@@ -126,6 +130,7 @@ export class CacheFlow {
         this.revalidateInBackground(lookup.key, hit.entry, originRequestOf(exchange), route);
         return;
       case 'gateway_timeout':
+        exchange.served('MISS', 'origin');
         sendProxyError(exchange, 504, 'only-if-cached and the stored response needs revalidation');
         return;
       case 'revalidate':
@@ -183,12 +188,16 @@ export class CacheFlow {
       answer = await fetchFromOrigin(
         route.pool,
         originRequestOf(exchange),
-        { method: 'GET', forCache: true, ...(stale ? { validators: stale.hit.entry } : {}) },
+        { method: 'GET', forCache: true, ...(stale ? { validators: stale.hit.entry } : {}), onInformational: relayInformational(exchange) },
         this.deps.now,
       );
     } catch (error) {
-      if (stale?.staleIfError) serveStored(exchange, stale.hit.entry, lookup.requestHeaders, 'STALE', stale.hit.source, this.deps.now());
-      else this.failOrigin(exchange, error, stale?.hit.entry.mustRevalidate === true);
+      const now = this.deps.now();
+      if (stale && (stale.staleIfError || staleIfUnreachableAllowed(stale.hit.entry, now, route.policy.staleIfUnreachableMs ?? 0))) {
+        serveStored(exchange, stale.hit.entry, lookup.requestHeaders, 'STALE', stale.hit.source, now);
+      } else {
+        this.failOrigin(exchange, error, stale?.hit.entry.mustRevalidate === true);
+      }
       return 'not_stored';
     }
     if (stale && answer.statusCode === 304) {
@@ -199,7 +208,10 @@ export class CacheFlow {
         return this.fetchAndServe(lookup, undefined);
       }
       const updated = this.applyNotModified(stale.hit.entry, answer, lookup.requestHeaders, route);
-      serveStored(exchange, updated ?? stale.hit.entry, lookup.requestHeaders, 'REVALIDATED', 'origin', this.deps.now());
+      // This client gets the stored response updated with all of the 304's fields, those the stored
+      // copy leaves out (private="…", no-cache="…", or a Set-Cookie that makes it unstorable) included.
+      const served = { ...(updated ?? stale.hit.entry), headers: forwardedFields(mergeNotModified(stale.hit.entry.headers, answer.fields)) };
+      serveStored(exchange, served, lookup.requestHeaders, 'REVALIDATED', 'origin', this.deps.now());
       return updated ? 'stored' : 'not_stored';
     }
     if (stale?.staleIfError && answer.statusCode >= 500) {
@@ -220,26 +232,35 @@ export class CacheFlow {
       { status: answer.statusCode, headers: headersFromRaw(answer.fields), responseTimeMs: answer.responseTimeMs },
       route.policy,
     );
-    if (!verdict.store) {
-      exchange.served('BYPASS', 'origin');
+    const draft = verdict.store
+      ? buildEntry({ key: lookup.key, requestHeaders, answer, route: route.label, policy: route.policy, omitFields: verdict.omitFields })
+      : undefined;
+    const cacheResult = originAnswerResult({
+      status: answer.statusCode,
+      storable: verdict.store,
+      contentLength: firstHeaderValue(answer.headers['content-length']),
+      maxObjectBytes: this.deps.maxObjectBytes,
+      atVaryCap: draft !== undefined && this.deps.cache.atVaryCap(lookup.key, draft.variantKey),
+    });
+    exchange.served(cacheResult, 'origin');
+    if (!draft) {
       const fields = answer.fields.slice();
-      fields.push('x-cache', 'BYPASS');
+      fields.push('x-cache', cacheResult);
       response.writeHead(answer.statusCode, fields);
       // A HEAD client has its answer with the head; the GET body it does not want is not read.
       if (!bodyReader) response.end();
       await relayAndCollect(answer.body, bodyReader, 0);
       return 'not_stored';
     }
-    exchange.served('MISS', 'origin');
-    const draft = buildEntry({ key: lookup.key, requestHeaders, answer, route: route.label, policy: route.policy, omitFields: verdict.omitFields });
     const fields = draft.clientFields.slice();
-    fields.push('age', String(draft.ageSecondsAtResponse), 'x-cache', 'MISS');
+    fields.push('age', String(draft.ageSecondsAtResponse), 'x-cache', cacheResult);
     response.writeHead(answer.statusCode, fields);
     // A HEAD client has its answer with the head; the body is still read, for the cache.
     if (!bodyReader) response.end();
     const relayed = await relayAndCollect(answer.body, bodyReader, this.deps.maxObjectBytes);
-    if (!relayed.complete || !relayed.body) return 'not_stored';
-    return this.deps.cache.store(draft.complete(relayed.body)) === 'stored' ? 'stored' : 'not_stored';
+    const outcome = !relayed.complete ? 'failed' : relayed.body && this.deps.cache.store(draft.complete(relayed.body)) === 'stored' ? 'stored' : 'not_stored';
+    exchange.served(settledResult(answer.statusCode, outcome), 'origin');
+    return outcome === 'stored' ? 'stored' : 'not_stored';
   }
 
   /** A stored entry that may not be served without asking the origin (RFC 9111 §4.3). */
@@ -293,6 +314,11 @@ export class CacheFlow {
     exchange.served('MISS', 'origin');
     sendProxyError(exchange, mustRevalidate ? 504 : failure.status, failure.message);
   }
+}
+
+/** The first value of a parsed response field (undici gives repeated lines as an array). */
+function firstHeaderValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function originRequestOf(exchange: Exchange): OriginRequest {

@@ -1,5 +1,5 @@
 // Sending a client's request on to the origin through the route's pool.
-import type { UpstreamPool, UpstreamResponse } from '../upstream/upstream-pool.js';
+import type { UpstreamPool, UpstreamRequest, UpstreamResponse } from '../upstream/upstream-pool.js';
 import { originRequestHeaders, responseFieldsFromOrigin, withVia } from './forward-headers.js';
 
 /**
@@ -25,6 +25,8 @@ export interface OriginFetch {
   /** Validators of the stored entry, for a revalidation. */
   validators?: { etag?: string | undefined; lastModified?: string | undefined };
   signal?: AbortSignal;
+  /** Passes the origin's 1xx answers on to the client (relayInformational). */
+  onInformational?: UpstreamRequest['onInformational'];
 }
 
 export interface OriginAnswer extends UpstreamResponse {
@@ -50,6 +52,7 @@ export async function fetchFromOrigin(
     path: request.path,
     headers,
     ...(fetch.signal ? { signal: fetch.signal } : {}),
+    onInformational: fetch.onInformational,
   });
   return { ...answer, fields: withVia(responseFieldsFromOrigin(answer.headers)), requestTimeMs, responseTimeMs: now() };
 }

@@ -6,6 +6,7 @@ import { UpstreamError } from '../upstream/upstream-error.js';
 import { originRequestHeaders, responseFieldsFromOrigin, withVia } from './forward-headers.js';
 import type { Exchange } from './exchange.js';
 import { relayAndCollect } from './body-relay.js';
+import { relayInformational } from './informational.js';
 import { sendProxyError } from './respond.js';
 
 export interface PassThroughResult {
@@ -32,6 +33,7 @@ export async function passThrough(
       path: request.url ?? '/',
       headers: originRequestHeaders(request.rawHeaders, request.socket.remoteAddress ?? '', 'http'),
       body: hasBody ? request : undefined,
+      onInformational: relayInformational(exchange),
     });
     const fields = withVia(responseFieldsFromOrigin(answer.headers));
     fields.push('x-cache', cacheResult);

@@ -26,6 +26,8 @@ export interface UpstreamRequest {
    * cannot be replayed to the next one. */
   body?: Readable | undefined;
   signal?: AbortSignal;
+  /** Told of each informational (1xx) answer that comes before the final one (RFC 9110 §15.2). */
+  onInformational?: ((info: { statusCode: number; headers: Record<string, string | string[]> }) => void) | undefined;
 }
 
 export interface UpstreamResponse {
@@ -80,6 +82,7 @@ export class UpstreamPool {
           headers: request.headers,
           body: request.body,
           signal: request.signal,
+          onInfo: request.onInformational,
         });
         member.skipUntilMs = 0;
         return { statusCode: response.statusCode, headers: response.headers, body: response.body, origin: member.origin };

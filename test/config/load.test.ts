@@ -52,6 +52,7 @@ describe('defaults', () => {
       listen: '127.0.0.1:8080',
       hot_max_bytes: 268_435_456,
       max_object_bytes: 8_388_608,
+      stale_if_unreachable: 300_000,
       admin: { listen: '127.0.0.1:9000', pprof_enabled: false },
       pools: [
         {

@@ -6,15 +6,7 @@ import assert from 'node:assert/strict';
 import { header } from '../support/http.js';
 import type { OriginReply } from '../support/test-origin.js';
 import { startCachingFixture, type CachingFixture } from '../support/caching-fixture.js';
-
-/** Polls until `check` holds; a bounded wait for work svc does after answering. */
-async function eventually(check: () => boolean, what: string, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+import { eventually } from './exchanges.js';
 
 describe('stale-while-revalidate through svc', { timeout: 60_000 }, () => {
   let f: CachingFixture;
@@ -89,7 +81,8 @@ describe('stale-if-error through svc', { timeout: 60_000 }, () => {
   const failures: Failure[] = ['refused', 'timeout', '500', '503'];
   for (const failure of failures) {
     test(`origin ${failure} within the window: the stale entry is served STALE`, async () => {
-      const f = await startCachingFixture({ responseTimeout: '300ms' });
+      // stale_if_unreachable off, so that only stale-if-error is at work.
+      const f = await startCachingFixture({ responseTimeout: '300ms', config: { stale_if_unreachable: 0 } });
       try {
         f.on('/sie', { headers: { etag: '"e"', 'cache-control': 'max-age=10, stale-if-error=60' }, body: 'stale but whole' });
         await f.get('/sie');

@@ -1,9 +1,12 @@
 // RFC 9111 §4.1 through a real svc node: Vary selects a stored variant by the normalised request
-// fields it names, `Vary: *` is never served from cache, and a key holds at most 64 variants.
+// fields it names, `Vary: *` is never served from cache, the most recent variant wins, and a key holds
+// at most 64 variants.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { header } from '../support/http.js';
 import { metricValue, startCachingFixture, type CachingFixture } from '../support/caching-fixture.js';
+import { exchange } from './exchanges.js';
+import { R, requirement } from './rfc-requirements.js';
 
 interface VaryCase {
   name: string;
@@ -34,7 +37,7 @@ describe('RFC 9111 §4.1 Vary through svc', { timeout: 60_000 }, () => {
   after(() => f.close());
 
   cases.forEach((c, i) => {
-    test(c.name, async () => {
+    requirement(R.varyMatch, async () => {
       const path = `/vary/${i}`;
       f.on(path, (request) => ({
         headers: { 'cache-control': 'max-age=600', vary: c.vary },
@@ -52,7 +55,7 @@ describe('RFC 9111 §4.1 Vary through svc', { timeout: 60_000 }, () => {
         assert.equal(header(again, 'x-cache'), 'HIT');
         assert.equal(again.body, first.body);
       }
-    });
+    }, c.name);
   });
 
   // A field sent on several lines is one field, read the same way by every path: the data plane and
@@ -91,14 +94,24 @@ describe('RFC 9111 §4.1 Vary through svc', { timeout: 60_000 }, () => {
     });
   }
 
-  test('Vary: * is never served from cache', async () => {
+  requirement(R.varyMatch, async () => {
     f.on('/vary/star', { headers: { 'cache-control': 'max-age=600', vary: '*' }, body: 'star' });
     const answers = [await f.get('/vary/star'), await f.get('/vary/star')];
     assert.deepEqual(answers.map((a) => header(a, 'x-cache')), ['BYPASS', 'BYPASS']);
     assert.equal(f.originRequests('/vary/star').length, 2);
+  }, 'Vary: * never matches, so it is never served from cache');
+
+  requirement(R.varyMostRecent, async () => {
+    // The first answer omits Vary; the origin then starts varying on X-Lang. A request both match
+    // gets the more recent one, which has a valid Vary.
+    await exchange(f, '/vary/recent', (_request, count) => ({ headers: { 'cache-control': 'max-age=600', ...(count === 0 ? {} : { vary: 'X-Lang' }) }, body: `response ${count}` }), [
+      { headers: { 'x-lang': 'fr' }, xCache: 'MISS', answerBody: 'response 0' },
+      { headers: { 'x-lang': 'fr', 'cache-control': 'no-cache' }, answerBody: 'response 1', originRequests: 2 },
+      { headers: { 'x-lang': 'fr' }, xCache: 'HIT', answerBody: 'response 1', originRequests: 2 },
+    ]);
   });
 
-  test('a 65th variant is not stored, is counted in svc_vary_cap_hits_total, and still reaches the client', async () => {
+  test('svc: a 65th variant is not stored (BYPASS), is counted in svc_vary_cap_hits_total, and still reaches the client', async () => {
     f.on('/vary/cap', (request) => ({
       headers: { 'cache-control': 'max-age=600', vary: 'X-Variant' },
       body: `variant ${String(request.headers['x-variant'])}`,
@@ -112,9 +125,10 @@ describe('RFC 9111 §4.1 Vary through svc', { timeout: 60_000 }, () => {
     const overCap = await f.get('/vary/cap', { headers: { 'x-variant': 'v64' } });
     assert.equal(overCap.status, 200);
     assert.equal(overCap.body, 'variant v64');
+    assert.equal(header(overCap, 'x-cache'), 'BYPASS', 'svc knew before the first byte that it would not store it');
     assert.equal(metricValue(await f.metrics(), 'svc_vary_cap_hits_total'), capHitsBefore + 1);
     const notStored = await f.get('/vary/cap', { headers: { 'x-variant': 'v64' } });
-    assert.equal(header(notStored, 'x-cache'), 'MISS');
+    assert.equal(header(notStored, 'x-cache'), 'BYPASS');
     assert.equal(notStored.body, 'variant v64');
     const kept = await f.get('/vary/cap', { headers: { 'x-variant': 'v0' } });
     assert.equal(header(kept, 'x-cache'), 'HIT');

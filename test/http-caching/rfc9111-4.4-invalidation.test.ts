@@ -4,6 +4,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { header } from '../support/http.js';
 import { startCachingFixture, type CachingFixture } from '../support/caching-fixture.js';
+import { R, requirement } from './rfc-requirements.js';
 
 describe('RFC 9111 §4.4 invalidation through svc', { timeout: 60_000 }, () => {
   let f: CachingFixture;
@@ -26,18 +27,18 @@ describe('RFC 9111 §4.4 invalidation through svc', { timeout: 60_000 }, () => {
     return header(await f.get(path, host ? { headers: { host } } : {}), 'x-cache');
   }
 
-  for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
-    test(`a successful ${method} invalidates its target`, async () => {
+  for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'PURGE']) {
+    requirement(R.invalidateTarget, async () => {
       const path = `/invalidate/${method.toLowerCase()}`;
       await cache(path);
       const unsafe = await f.get(path, { method, body: 'change' });
       assert.equal(unsafe.status, 204);
       assert.equal(header(unsafe, 'x-cache'), 'BYPASS');
       assert.equal(await xCache(path), 'MISS');
-    });
+    }, `a successful ${method} invalidates its target`);
   }
 
-  test('Location and Content-Location on the same origin are invalidated too', async () => {
+  test('svc: Location and Content-Location on the same origin are invalidated too', async () => {
     await cache('/invalidate/list');
     await cache('/invalidate/item?id=7');
     await cache('/invalidate/untouched');
@@ -48,14 +49,14 @@ describe('RFC 9111 §4.4 invalidation through svc', { timeout: 60_000 }, () => {
     assert.equal(await xCache('/invalidate/untouched'), 'HIT');
   });
 
-  test('a Location on another host is never invalidated', async () => {
+  requirement(R.invalidateSameOriginOnly, async () => {
     await cache('/invalidate/foreign', 'other.example');
     f.on('/invalidate/redirecting', { status: 303, headers: { location: 'http://other.example/invalidate/foreign' }, body: '' });
     assert.equal((await f.get('/invalidate/redirecting', { method: 'POST', body: '{}' })).status, 303);
     assert.equal(await xCache('/invalidate/foreign', 'other.example'), 'HIT');
-  });
+  }, 'a Location on another host is never invalidated');
 
-  test('an error answer to an unsafe method invalidates nothing', async () => {
+  test('svc: an error answer to an unsafe method invalidates nothing', async () => {
     await cache('/invalidate/failing');
     f.on('/invalidate/failing', (request) =>
       request.method === 'GET' ? { headers: { 'cache-control': 'max-age=600' }, body: 'cached' } : { status: 500, body: 'failed' },
@@ -64,7 +65,7 @@ describe('RFC 9111 §4.4 invalidation through svc', { timeout: 60_000 }, () => {
     assert.equal(await xCache('/invalidate/failing'), 'HIT');
   });
 
-  test('safe methods other than GET and HEAD invalidate nothing', async () => {
+  test('svc: safe methods other than GET and HEAD invalidate nothing', async () => {
     await cache('/invalidate/options');
     f.on('/invalidate/options', (request) =>
       request.method === 'GET' ? { headers: { 'cache-control': 'max-age=600' }, body: 'cached' } : { status: 204 },

@@ -42,6 +42,9 @@ export interface FixtureOptions extends SvcOptions {
   responseTimeout?: string;
   /** The `cache` block of the one route. */
   routeCache?: Record<string, unknown>;
+  /** More pools beside `origin`, and more routes, matched before the one route to it (`/`). */
+  extraPools?: Record<string, unknown>[];
+  extraRoutes?: Record<string, unknown>[];
 }
 
 export async function startCachingFixture(options: FixtureOptions = {}): Promise<CachingFixture> {
@@ -65,8 +68,11 @@ export async function startCachingFixture(options: FixtureOptions = {}): Promise
   const started = await startSvc([origin.url], {
     ...options,
     config: {
-      pools: [{ name: 'origin', upstreams: [origin.url], connect_timeout: '1s', response_timeout: options.responseTimeout ?? '2s' }],
-      routes: [{ name: 'main', match: { path_prefix: '/' }, pool: 'origin', cache: options.routeCache ?? {} }],
+      pools: [
+        { name: 'origin', upstreams: [origin.url], connect_timeout: '1s', response_timeout: options.responseTimeout ?? '2s' },
+        ...(options.extraPools ?? []),
+      ],
+      routes: [...(options.extraRoutes ?? []), { name: 'main', match: { path_prefix: '/' }, pool: 'origin', cache: options.routeCache ?? {} }],
       ...options.config,
     },
   });

@@ -12,6 +12,10 @@ export interface OriginReply {
   hang?: boolean;
   /** Send the head and part of the body, then cut the connection. */
   cutAfterBytes?: number;
+  /** Informational answers sent before the final one: 103 Early Hints (with these fields) or 102 Processing. */
+  informational?: { status: 102 | 103; headers?: Record<string, string | string[]> }[];
+  /** Trailer fields sent after a chunked body. */
+  trailers?: Record<string, string>;
 }
 
 export interface RecordedRequest {
@@ -39,6 +43,10 @@ export async function startTestOrigin(handler: OriginHandler = () => ({ body: 'o
     request.resume();
     const reply = await current(request, index);
     if (reply.hang) return;
+    for (const info of reply.informational ?? []) {
+      if (info.status === 103) response.writeEarlyHints(info.headers ?? {});
+      else response.writeProcessing();
+    }
     if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
     const body = reply.body === undefined ? Buffer.alloc(0) : Buffer.from(reply.body);
     if (reply.cutAfterBytes !== undefined) {
@@ -48,10 +56,20 @@ export async function startTestOrigin(handler: OriginHandler = () => ({ body: 'o
     }
     const headers: Record<string, string | string[]> = { ...reply.headers };
     const status = reply.status ?? 200;
+    if (reply.trailers) {
+      headers['transfer-encoding'] = 'chunked';
+      headers.trailer = Object.keys(reply.trailers).join(', ');
+    }
     if (status !== 204 && status !== 304 && !Object.keys(headers).some((h) => h.toLowerCase() === 'transfer-encoding')) {
       headers['content-length'] ??= String(body.length);
     }
     response.writeHead(status, headers);
+    if (reply.trailers && request.method !== 'HEAD') {
+      response.write(body);
+      response.addTrailers(reply.trailers);
+      response.end();
+      return;
+    }
     response.end(request.method === 'HEAD' ? undefined : body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));

@@ -28,7 +28,12 @@ function isWhitespace(code: number): boolean {
  * - `no-cache` and `private` are the exception: repeated field-name lists are merged, and the
  *   unqualified form wins over any list, since it is the more restrictive;
  * - names are compared case-insensitively (§5.2) and stored lower-case; arguments keep their case;
- * - members with an empty name are skipped; an unterminated quoted string runs to the end.
+ * - members with an empty name are skipped; an unterminated quoted string runs to the end;
+ * - whitespace around "=" is accepted (`max-age = 60`, `private = "set-cookie"`), though §5.2's
+ *   grammar has none there: read strictly, such a member would be a directive svc does not know and
+ *   ignores, which lifts a restriction (`no-cache = "set-cookie"`) as readily as it drops a lifetime.
+ *   CDN-Cache-Control is a Structured Field instead, and a space there makes the field invalid
+ *   (RFC 8941 §4.2, structured-dictionary.ts).
  */
 export function parseCacheControl(value: string | undefined): CacheControlDirectives {
   const directives = new Map<string, string | null>();

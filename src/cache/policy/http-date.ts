@@ -1,10 +1,15 @@
 // HTTP-date parsing (RFC 9110 §5.6.7). Recipients must accept all three formats; anything else is
 // invalid, which callers treat as the RFC says for their field (e.g. an invalid Expires is "already
 // expired", RFC 9111 §5.3). The patterns are compiled once, at module load.
+//
+// Case: RFC 9110 defines HTTP-date as case-sensitive, and RFC 9111 §4.2 says a cache recipient SHOULD
+// match it case-insensitively. svc reads every date as a cache recipient (Date, Expires, Last-Modified,
+// If-Modified-Since, If-Range), so every name in every format, GMT included, is matched without regard
+// to case. Spacing stays strict, and a zone other than GMT is invalid (§4.2 SHOULD).
 
-const IMF_FIXDATE = /^[A-Za-z]{3}, (\d{2}) ([A-Za-z]{3}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
-const RFC850_DATE = /^[A-Za-z]{6,9}, (\d{2})-([A-Za-z]{3})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
-const ASCTIME_DATE = /^[A-Za-z]{3} ([A-Za-z]{3}) ([ \d]\d) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/;
+const IMF_FIXDATE = /^[a-z]{3}, (\d{2}) ([a-z]{3}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/i;
+const RFC850_DATE = /^[a-z]{6,9}, (\d{2})-([a-z]{3})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$/i;
+const ASCTIME_DATE = /^[a-z]{3} ([a-z]{3}) ([ \d]\d) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/i;
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 

@@ -79,8 +79,17 @@ export type UpdateCandidate = Pick<CacheEntry, 'etag' | 'lastModified'>;
  * - otherwise a Last-Modified in the 304 selects every stored response with the same Last-Modified
  *   when it is strong (at least one second before the 304's Date, RFC 9110 §8.8.2.2);
  * - a weak ETag or a weak Last-Modified selects only the most recent stored response that matches;
- * - a 304 without validators selects the only stored response when that one has no validator either.
+ * - a 304 without validators selects the only stored response.
  * An empty result means nothing may be updated: the caller then repeats the request unconditionally.
+ *
+ * `stored` holds the responses whose validators the conditional request carried. svc revalidates one
+ * stored response at a time with that response's own validators, so a 304 without any validator can
+ * only be the origin saying that this response is still current. §4.3.4 selects the only stored
+ * response in that case when it "also lacks a validator"; that condition tells apart responses a
+ * cache holds but did not ask about, and svc never holds one it did not ask about. Refusing the 304
+ * would cost a second, unconditional request on every revalidation against an origin that leaves its
+ * validators out of 304s (RFC 9110 §15.4.5 says it must not), and a stale-while-revalidate entry of
+ * such an origin would never become fresh again.
  */
 export function selectNotModifiedTargets(notModified: HeaderLookup, stored: readonly UpdateCandidate[]): number[] {
   const etag = notModified('etag')?.trim();
@@ -106,9 +115,6 @@ export function selectNotModifiedTargets(notModified: HeaderLookup, stored: read
     }
     return selected;
   }
-  const only = stored[0];
-  if (stored.length === 1 && only !== undefined && only.etag === undefined && only.lastModified === undefined) {
-    selected.push(0);
-  }
+  if (stored.length === 1) selected.push(0);
   return selected;
 }

@@ -78,3 +78,15 @@ export function staleIfErrorAllowed(entry: ReuseEntry, nowMs: number): boolean {
   return decideReuse(NO_REQUEST_DIRECTIVES, entry, nowMs).staleIfError;
 }
 
+/**
+ * Whether an entry may stand in for an origin that gave no answer at all (refused, reset, timed out,
+ * unparsable) at `nowMs`: within the entry's own stale-if-error window, or within
+ * `unreachableWindowMs` (the route's `cache.stale_if_error`, or the top-level `stale_if_unreachable`)
+ * past its expiry. RFC 9111 §4.2.4 lets a disconnected cache serve stale without a directive, and
+ * forbids it when no-cache, must-revalidate, proxy-revalidate or s-maxage say otherwise.
+ */
+export function staleIfUnreachableAllowed(entry: ReuseEntry, nowMs: number, unreachableWindowMs: number): boolean {
+  if (entry.mustRevalidate || entry.noCache) return false;
+  if (staleIfErrorAllowed(entry, nowMs)) return true;
+  return Math.max(0, currentAgeMs(entry, nowMs) - entry.freshnessLifetimeMs) <= unreachableWindowMs && unreachableWindowMs > 0;
+}

@@ -173,7 +173,38 @@ function skipInnerList(cursor: Cursor): BareItem {
   }
 }
 
-function toDirectiveArgument(item: BareItem): string | null | undefined {
+/** Directives whose argument is delta-seconds (RFC 9111 §1.2.2): an Integer is the only value they take. */
+const INTEGER_DIRECTIVES: ReadonlySet<string> = new Set(['max-age', 's-maxage', 'stale-while-revalidate', 'stale-if-error']);
+
+/** Directives that only ever take `true`, and that only relax what a cache may do. */
+const RELAXING_FLAGS: ReadonlySet<string> = new Set(['public', 'must-understand', 'immutable']);
+
+/**
+ * Directives that restrict what a cache may do: `true`, or (no-cache, private) a String listing field
+ * names. Any other value still counts, as the unqualified directive.
+ */
+const RESTRICTIVE_DIRECTIVES: ReadonlySet<string> = new Set(['no-store', 'no-cache', 'private', 'must-revalidate', 'proxy-revalidate', 'no-transform']);
+const FIELD_LIST_DIRECTIVES: ReadonlySet<string> = new Set(['no-cache', 'private']);
+
+/**
+ * The directive argument a member carries (null: no argument), or undefined when the member is
+ * dropped. RFC 9213 §2.1 infers each directive's type from its Cache-Control syntax and says values
+ * of another type are not consumed:
+ * - max-age, s-maxage, stale-while-revalidate, stale-if-error take a non-negative Integer; a String
+ *   (`max-age="60"`), Token, Decimal or Boolean drops the directive, so it can never lengthen a
+ *   lifetime or open a stale window;
+ * - public, must-understand and immutable take `true`; any other value drops them, since each lets a
+ *   cache do more;
+ * - no-store, no-cache, private, must-revalidate, proxy-revalidate and no-transform take `true`
+ *   (no-cache and private also a String of field names); with any other value, `?0` included, they
+ *   count unqualified: svc honours the most restrictive reading (RFC 9111 §4.2.1) rather than let a
+ *   mistyped restriction lift itself;
+ * - any other directive keeps Integer digits and String or Token text; it is ignored later anyway.
+ */
+function toDirectiveArgument(key: string, item: BareItem): string | null | undefined {
+  if (INTEGER_DIRECTIVES.has(key)) return item.kind === 'integer' ? String(item.value) : undefined;
+  if (RELAXING_FLAGS.has(key)) return item.kind === 'boolean' && item.value ? null : undefined;
+  if (RESTRICTIVE_DIRECTIVES.has(key)) return FIELD_LIST_DIRECTIVES.has(key) && item.kind === 'string' ? item.value : null;
   switch (item.kind) {
     case 'boolean':
       return item.value ? null : undefined;
@@ -183,16 +214,15 @@ function toDirectiveArgument(item: BareItem): string | null | undefined {
     case 'token':
       return item.value;
     default:
-      // RFC 9213 §2.1: values that violate a directive's inferred type are not consumed.
       return undefined;
   }
 }
 
 /**
- * Parses a Dictionary into directives: `?1` and bare keys have no argument, Integers become their
- * digits, Strings and Tokens their text; `?0`, negative Integers, Decimals, Byte Sequences and Inner
- * Lists are dropped. Parameters are ignored. A repeated key keeps its last value (RFC 8941 §4.2.2).
- * Returns undefined when the field is not a valid Dictionary.
+ * Parses a Dictionary into directives, each value checked against its directive's type
+ * (toDirectiveArgument): `?1` and bare keys have no argument, Integers become their digits, Strings
+ * and Tokens their text. Parameters are ignored. A repeated key keeps its last value (RFC 8941
+ * §4.2.2). Returns undefined when the field is not a valid Dictionary.
  */
 export function parseStructuredDictionary(input: string): CacheControlDirectives | undefined {
   const directives = new Map<string, string | null>();
@@ -206,7 +236,7 @@ export function parseStructuredDictionary(input: string): CacheControlDirectives
         item = cursor.peek() === '(' ? skipInnerList(cursor) : parseBareItem(cursor);
       }
       skipParameters(cursor);
-      const argument = toDirectiveArgument(item);
+      const argument = toDirectiveArgument(key, item);
       if (argument === undefined) directives.delete(key);
       else directives.set(key, argument);
       while (cursor.peek() === ' ' || cursor.peek() === '\t') cursor.index++;

@@ -39,7 +39,7 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
 
   let routing = parts.routing;
   reloader.register({
-    keys: ['routes', 'pools'],
+    keys: ['routes', 'pools', 'stale_if_unreachable'],
     prepare(next, previous) {
       if (!isDeepStrictEqual(refreshSetup(next), refreshSetup(previous))) {
         throw new ReloadRefusedError([

@@ -5,6 +5,7 @@ import type { RouteCacheOptions } from '../../../src/cache/policy/route-cache-op
 import { canStore, type StoreReason } from '../../../src/cache/policy/storability.js';
 import { effectiveCacheControl } from '../../../src/cache/policy/targeted-cache-control.js';
 import { fields, httpDate, T0 } from './fixtures.js';
+import { forwardedFields, storedFields } from '../../../src/cache/policy/stored-fields.js';
 
 interface Case {
   name: string;
@@ -82,4 +83,34 @@ describe('RFC 9111 §3 storing responses in a shared cache', () => {
       assert.deepEqual([...decision.omitFields], c.omitFields ?? []);
     });
   }
+});
+
+describe('RFC 9111 §3.1, §5.2.2.4, §5.2.2.7: the fields forwarded and the fields stored', () => {
+  const origin = [
+    'Content-Type', 'text/plain',
+    'Age', '5',
+    'Set-Cookie', 'a=1',
+    'X-User', 'alice',
+    'Surrogate-Key', 'k1',
+    'Proxy-Authentication-Info', 'nextnonce="n"',
+    'Link', '</a.css>; rel=preload',
+    'Link', '</b.js>; rel=preload',
+  ];
+  test('the client that asked gets every field but Age and the surrogate-only ones', () => {
+    assert.deepEqual(forwardedFields(origin), [
+      'Content-Type', 'text/plain',
+      'Set-Cookie', 'a=1',
+      'X-User', 'alice',
+      'Proxy-Authentication-Info', 'nextnonce="n"',
+      'Link', '</a.css>; rel=preload',
+      'Link', '</b.js>; rel=preload',
+    ]);
+  });
+  test('the stored copy leaves out the named fields and the proxy fields too', () => {
+    assert.deepEqual(storedFields(origin, ['set-cookie', 'x-user']), [
+      'Content-Type', 'text/plain',
+      'Link', '</a.css>; rel=preload',
+      'Link', '</b.js>; rel=preload',
+    ]);
+  });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CacheEntry } from '../../../src/cache/entry.js';
 import { requestDirectives } from '../../../src/cache/policy/request-directives.js';
-import { decideReuse, staleIfErrorAllowed, type ReuseAction } from '../../../src/cache/policy/reuse.js';
+import { decideReuse, staleIfErrorAllowed, staleIfUnreachableAllowed, type ReuseAction } from '../../../src/cache/policy/reuse.js';
 import { entry, fields, T0 } from './fixtures.js';
 
 interface Case {
@@ -62,5 +62,16 @@ describe('RFC 9111 §4, §4.2.4, §5.2.1 and RFC 5861: reusing a stored response
     const stored = entry({ staleIfErrorMs: 10_000 });
     assert.equal(staleIfErrorAllowed(stored, T0 + 65_000), true);
     assert.equal(staleIfErrorAllowed(stored, T0 + 75_000), false);
+  });
+  test('staleIfUnreachableAllowed: the longer of stale-if-error and the unreachable window', () => {
+    const stored = entry({ staleIfErrorMs: 10_000 });
+    assert.equal(staleIfUnreachableAllowed(stored, T0 + 75_000, 0), false);
+    assert.equal(staleIfUnreachableAllowed(stored, T0 + 75_000, 30_000), true);
+    assert.equal(staleIfUnreachableAllowed(stored, T0 + 95_000, 30_000), false);
+    assert.equal(staleIfUnreachableAllowed(entry(), T0 + 65_000, 30_000), true);
+  });
+  test('staleIfUnreachableAllowed never overrides no-cache, must-revalidate, proxy-revalidate or s-maxage', () => {
+    assert.equal(staleIfUnreachableAllowed(entry({ mustRevalidate: true }), T0 + 65_000, 300_000), false);
+    assert.equal(staleIfUnreachableAllowed(entry({ noCache: true }), T0 + 1_000, 300_000), false);
   });
 });

@@ -9,7 +9,17 @@ describe('RFC 8941 §4.2.2 dictionaries as targeted directives', () => {
     ['max-age=60', { 'max-age': '60' }],
     ['no-store', { 'no-store': null }],
     ['no-store=?1', { 'no-store': null }],
-    ['no-store=?0', {}],
+    ['no-store=?0', { 'no-store': null }],
+    ['max-age="60"', {}],
+    ['max-age=sixty', {}],
+    ['max-age=?1', {}],
+    ['s-maxage="60", stale-while-revalidate=1.5, stale-if-error=tok', {}],
+    ['public=?0, must-understand=1, immutable="yes"', {}],
+    ['public=?1, immutable', { public: null, immutable: null }],
+    ['no-cache="set-cookie", private="x-a, x-b"', { 'no-cache': 'set-cookie', private: 'x-a, x-b' }],
+    ['no-cache=set-cookie', { 'no-cache': null }],
+    ['private=1, must-revalidate=?0, proxy-revalidate="x"', { private: null, 'must-revalidate': null, 'proxy-revalidate': null }],
+    ['x-ext="a", y-ext=tok, z-ext=5', { 'x-ext': 'a', 'y-ext': 'tok', 'z-ext': '5' }],
     ['max-age=60, private="set-cookie"', { 'max-age': '60', private: 'set-cookie' }],
     ['max-age=10, max-age=20', { 'max-age': '20' }],
     ['max-age=60;a=1, public', { 'max-age': '60', public: null }],
@@ -60,6 +70,11 @@ describe('RFC 9213 §2.2 target list precedence', () => {
     const control = effectiveCacheControl(fields({ 'surrogate-control': 'max-age=60+30' }));
     assert.equal(control.directives.maxAgeMs, 60_000);
     assert.equal(control.directives.staleIfErrorMs, 30_000);
+  });
+  test('Surrogate-Control device targeting (;name) is not supported: the value is invalid, so stale', () => {
+    const control = effectiveCacheControl(fields({ 'surrogate-control': 'max-age=60;edge' }));
+    assert.equal(control.source, 'surrogate-control');
+    assert.equal(control.directives.maxAgeMs, 0);
   });
   test('an explicit stale-if-error beats the +M extension', () => {
     const control = effectiveCacheControl(fields({ 'surrogate-control': 'max-age=60+30, stale-if-error=5' }));
