@@ -1,10 +1,16 @@
 // Bearer-token authentication of the admin API (spec §5, RFC 6750). The presented token and the
 // admin token are both hashed to SHA-256 and the digests compared with timingSafeEqual, so neither
-// the content nor the length of the admin token leaks through response time. No message, log line
-// or metric ever contains either token.
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
+// the content nor the length of the admin token leaks through response time. Wrong tokens are
+// limited per client address (auth-failures.ts), counted and logged. No message, log line or metric
+// ever contains either token.
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Counter } from 'prom-client';
+import type { Logger } from '../observe/logger.js';
+import { plainAddress } from '../edge/trusted-proxies.js';
+import { pathForLog, type RejectionLog } from '../edge/rejections.js';
 import { ApiError } from './api-error.js';
+import type { AuthFailureLimiter } from './auth-failures.js';
 import type { AdminHandler } from './router.js';
 
 const REALM = 'Bearer realm="svc"';
@@ -35,21 +41,58 @@ export class InvalidTokenError extends ApiError {
   }
 }
 
-/** Throws MissingTokenError or InvalidTokenError unless the request carries the admin token. */
-export function createTokenCheck(adminToken: string): (headers: IncomingHttpHeaders) => void {
+export class TooManyAuthFailuresError extends ApiError {
+  constructor(retryAfterSeconds: number, requestId: string) {
+    super(429, 'too_many_auth_failures', `too many wrong tokens from this address; retry in ${retryAfterSeconds} s (request id ${requestId})`, {
+      'Retry-After': String(retryAfterSeconds),
+    });
+  }
+}
+
+/** What the token check does with wrong tokens: limit them per address, count them, log them. */
+export interface AuthFailureGuard {
+  limiter: AuthFailureLimiter;
+  /** `svc_admin_auth_failures_total{result}`. */
+  counter: Counter<'result'>;
+  logger: Logger;
+  /** The admin listener's rejection log: a rate-limited request is a refusal like any other. */
+  rejections: RejectionLog;
+}
+
+export type TokenCheck = (request: IncomingMessage) => void;
+
+/**
+ * Throws MissingTokenError, InvalidTokenError or TooManyAuthFailuresError unless the request carries
+ * the admin token and its address is not over the wrong-token limit.
+ */
+export function createTokenCheck(adminToken: string, guard: AuthFailureGuard): TokenCheck {
   if (adminToken === '') throw new Error('createTokenCheck: the admin token must not be empty');
   const expected = sha256(adminToken);
-  return (headers) => {
-    const presented = bearerToken(headers);
+  return (request) => {
+    const address = plainAddress(request.socket.remoteAddress ?? '');
+    const remote = `${address}:${request.socket.remotePort ?? 0}`;
+    const waitMs = guard.limiter.blockedForMs(address);
+    if (waitMs > 0) {
+      guard.counter.inc({ result: 'rate_limited' });
+      const requestId = randomUUID();
+      guard.rejections.record({ status: 429, reason: 'auth_rate_limited', requestId, remote, method: request.method, path: pathForLog(request.url) });
+      throw new TooManyAuthFailuresError(Math.ceil(waitMs / 1000), requestId);
+    }
+    const presented = bearerToken(request.headers);
     if (presented === undefined) throw new MissingTokenError();
-    if (!timingSafeEqual(sha256(presented), expected)) throw new InvalidTokenError();
+    if (!timingSafeEqual(sha256(presented), expected)) {
+      guard.limiter.recordFailure(address);
+      guard.counter.inc({ result: 'invalid_token' });
+      guard.logger.warn({ remote, method: request.method, path: pathForLog(request.url) }, 'wrong admin token');
+      throw new InvalidTokenError();
+    }
   };
 }
 
 /** Wraps a handler so that it runs only for requests that carry the admin token. */
-export function requireToken(check: (headers: IncomingHttpHeaders) => void, handler: AdminHandler): AdminHandler {
+export function requireToken(check: TokenCheck, handler: AdminHandler): AdminHandler {
   return (request, response) => {
-    check(request.raw.headers);
+    check(request.raw);
     return handler(request, response);
   };
 }

@@ -20,7 +20,7 @@ import {
   type StatsResponse,
 } from '../api/responses.js';
 import { ApiError } from './api-error.js';
-import { createTokenCheck, requireToken } from './auth.js';
+import { createTokenCheck, requireToken, type AuthFailureGuard } from './auth.js';
 import { InvalidRequestError, readJsonBody } from './json-body.js';
 import { sendJson } from './json-response.js';
 import { mountPprofRoutes } from './pprof-routes.js';
@@ -37,6 +37,8 @@ export interface V1RouteDeps {
   cacheCheck: CacheCheckProvider;
   /** `admin.pprof_enabled`: mounts `/debug/pprof/*`. */
   pprofEnabled: boolean;
+  /** Limits, counts and logs wrong tokens (`admin.auth_failure_limit`, `admin.auth_failure_window`). */
+  authGuard: AuthFailureGuard;
 }
 
 export class BatchTooLargeError extends ApiError {
@@ -67,15 +69,15 @@ async function rejectingInvalidUrl<T>(work: () => Promise<T>): Promise<T> {
 
 export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
   const { invalidator } = deps;
-  const check = createTokenCheck(deps.adminToken);
+  const check = createTokenCheck(deps.adminToken, deps.authGuard);
 
   router.on(
     'POST',
     '/v1/purge',
     requireToken(check, async (request, response) => {
       const { url } = await readJsonBody(request.raw, purgeRequestSchema);
-      await rejectingInvalidUrl(() => invalidator.purge(url));
-      sendJson(response, 200, { status: STATUS.purged } satisfies PurgeResponse);
+      const { count, keys } = await rejectingInvalidUrl(() => invalidator.purge(url));
+      sendJson(response, 200, { status: STATUS.purged, count, keys } satisfies PurgeResponse);
     }),
   );
 
@@ -111,8 +113,8 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
     '/v1/refresh',
     requireToken(check, async (request, response) => {
       const { url } = await readJsonBody(request.raw, refreshRequestSchema);
-      await rejectingInvalidUrl(() => invalidator.refresh(url));
-      sendJson(response, 200, { status: STATUS.refreshed } satisfies RefreshResponse);
+      const { count, keys } = await rejectingInvalidUrl(() => invalidator.refresh(url));
+      sendJson(response, 200, { status: STATUS.refreshed, count, keys } satisfies RefreshResponse);
     }),
   );
 

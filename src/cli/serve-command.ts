@@ -1,9 +1,11 @@
 // `svc serve --config <file> [--log-format json|pretty]`: runs a node until SIGINT or SIGTERM, then
-// stops it cleanly (listeners closed, warm tier flushed).
+// stops it cleanly (listeners closed, warm tier flushed). Errors nothing else caught go to the last
+// resort (src/node/last-resort.ts) while the node runs.
 import { defineCommand } from 'citty';
 import { loadConfigFile } from '../config/index.js';
 import { createLogger, type LogFormat } from '../observe/logger.js';
 import { startNode } from '../node/svc-node.js';
+import { installLastResort } from '../node/last-resort.js';
 import { CliError } from './cli-error.js';
 
 const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
@@ -20,6 +22,7 @@ export const serveCommand = defineCommand({
     const config = await loadConfigFile(args.config);
     const logger = createLogger({ format });
     const node = await startNode({ config, logger });
+    const removeLastResort = installLastResort({ logger, counter: node.metrics.edge.uncaughtErrors, shutdown: () => node.stop() });
     await new Promise<void>((resolve) => {
       const stop = (signal: NodeJS.Signals): void => {
         logger.info({ signal }, 'stopping');
@@ -29,6 +32,7 @@ export const serveCommand = defineCommand({
       process.once('SIGTERM', stop);
     });
     await node.stop();
+    removeLastResort();
     logger.flush();
   },
 });

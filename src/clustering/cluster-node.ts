@@ -10,7 +10,8 @@ import type { NodeMetrics } from '../observe/metrics.js';
 import type { Readiness } from '../node/readiness.js';
 import type { Invalidator } from '../invalidation/invalidator.js';
 import type { Peer } from '../api/responses.js';
-import { storedKeyOfUrl } from '../cache/policy/cache-key.js';
+import { placementKey } from '../cache/policy/cache-key.js';
+import { keyOfUrl } from '../invalidation/url-key.js';
 import { buildInfo } from '../version/build-info.js';
 import { InvalidationDelivery, type ClusterMode } from './invalidation-delivery.js';
 import { ClusterInvalidator, applyRemoteInvalidation } from './cluster-invalidator.js';
@@ -88,7 +89,8 @@ export class ClusterNode {
       member,
       mode: this.mode,
       apply: (message) => applyRemoteInvalidation(options.local, message),
-      keyOf: (url) => storedKeyOfUrl(new URL(url)),
+      // The ring places a key by its scheme-less part, so the owner holds both schemes' copies.
+      keyOf: (url) => placementKey(keyOfUrl(url) ?? url),
       counters: clusterMetrics.delivery,
       newId: randomUUID,
       now: options.now,
@@ -183,7 +185,7 @@ export class ClusterNode {
 
   /** The owner of a stored key in strong mode; null in eventual mode (no key placement). */
   ownerOf(key: string): string | null {
-    return this.mode === 'strong' ? (this.member.ring.owner(key) ?? null) : null;
+    return this.mode === 'strong' ? (this.member.ring.owner(placementKey(key)) ?? null) : null;
   }
 
   peers(): Peer[] {
@@ -198,7 +200,7 @@ export class ClusterNode {
       own_share: this.mode === 'strong' ? this.shares.of(this.member.localMember.name) : 0,
       checksum: String(this.member.checksum()),
       version: ring.version,
-      owner: url === undefined ? null : this.ownerOf(storedKeyOfUrl(new URL(url))),
+      owner: url === undefined ? null : this.ownerOf(keyOfUrl(url) ?? url),
     };
   }
 

@@ -21,6 +21,19 @@ export const UPSTREAM_URL_PATTERN = new RegExp(`^https?://${HOST}(?::${PORT})?/?
 /** The OTLP/HTTP export target (spec §2.3): empty, `host:port` or `http(s)://host:port`. */
 export const TRACING_ENDPOINT_PATTERN = new RegExp(`^(?:(?:https?://)?${HOST}:${PORT}/?)?$`);
 
+/** An IPv4 address in dotted decimal, each part 0..255 without leading zeros. */
+const IPV4 = '(?:(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const H16 = '[0-9A-Fa-f]{1,4}';
+/** An IPv6 address in any RFC 4291 §2.2 text form, the embedded IPv4 forms included. */
+const IPV6 =
+  `(?:(?:${H16}:){7}${H16}|(?:${H16}:){1,7}:|(?:${H16}:){1,6}:${H16}|(?:${H16}:){1,5}(?::${H16}){1,2}|` +
+  `(?:${H16}:){1,4}(?::${H16}){1,3}|(?:${H16}:){1,3}(?::${H16}){1,4}|(?:${H16}:){1,2}(?::${H16}){1,5}|` +
+  `${H16}:(?::${H16}){1,6}|:(?:(?::${H16}){1,7}|:)|(?:${H16}:){6}${IPV4}|::(?:${H16}:){0,5}${IPV4}|` +
+  `(?:${H16}:){1,5}:(?:${H16}:){0,4}${IPV4})`;
+
+/** A trusted proxy: an IP address, or a network in CIDR notation (`10.0.0.0/8`, `fd00::/8`). */
+export const CIDR_PATTERN = new RegExp(`^(?:${IPV4}(?:/(?:3[0-2]|[12]?\\d))?|${IPV6}(?:/(?:12[0-8]|1[01]\\d|[1-9]?\\d))?)$`);
+
 export interface HostPort {
   /** The host without IPv6 brackets, ready for `server.listen` or `socket.connect`. */
   host: string;

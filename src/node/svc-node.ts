@@ -22,6 +22,10 @@ import { createAdminServer } from '../admin/admin-server.js';
 import { mountHealthRoutes } from '../admin/health-routes.js';
 import { resolveAdminToken, type AdminToken } from '../admin/admin-token.js';
 import { mountV1Routes } from '../admin/v1-routes.js';
+import { AuthFailureLimiter } from '../admin/auth-failures.js';
+import { createRejectionLog } from '../edge/rejections.js';
+import { TrustedProxies } from '../edge/trusted-proxies.js';
+import { ClientBudget } from '../upstream/client-budget.js';
 import { createInvalidator, type InvalidationEngine } from '../invalidation/create-invalidator.js';
 import { BackgroundRefresher, type RefreshRoute } from '../refresh/background-refresher.js';
 import { createCacheCheck } from './cache-check.js';
@@ -143,9 +147,21 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     return draining;
   };
 
+  const limits = {
+    maxHeaderBytes: config.limits.max_header_bytes,
+    headerTimeoutMs: config.limits.header_timeout,
+    keepAliveTimeoutMs: config.limits.keep_alive_timeout,
+  };
   const router = new AdminRouter();
   mountHealthRoutes(router, { readiness, metrics, drain });
-  const adminServer = createAdminServer(router, logger);
+  const adminRejections = createRejectionLog('admin', logger, metrics.edge.rejected);
+  const adminServer = createAdminServer(router, {
+    logger,
+    limits,
+    bodyIdleTimeoutMs: config.limits.body_idle_timeout,
+    rejections: adminRejections,
+    smugglingRejected: metrics.smugglingRejected,
+  });
   const adminUrl = await listen(adminServer, 'admin', config.admin.listen);
   teardown.add(() => close(adminServer));
 
@@ -212,8 +228,16 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
       ownerOf: (key) => cluster?.ownerOf(key) ?? null,
     }),
     pprofEnabled: config.admin.pprof_enabled,
+    authGuard: {
+      limiter: new AuthFailureLimiter({ limit: config.admin.auth_failure_limit, windowMs: config.admin.auth_failure_window, now }),
+      counter: metrics.edge.adminAuthFailures,
+      logger,
+      rejections: adminRejections,
+    },
   });
 
+  // One budget for all pools: a client's origin requests count wherever they go.
+  const clientBudget = new ClientBudget(config.limits.max_in_flight_per_client);
   const pools = new Map(
     config.pools.map((pool) => [
       pool.name,
@@ -223,6 +247,9 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
         connectTimeoutMs: pool.connect_timeout,
         responseTimeoutMs: pool.response_timeout,
         connections: pool.connections,
+        uploadConnections: pool.upload_connections,
+        queueTimeoutMs: pool.queue_timeout,
+        clientBudget,
       }),
     ]),
   );
@@ -235,7 +262,10 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
       ttlOverrideMs: route.cache.ttl_override,
       staleWhileRevalidateMs: route.cache.stale_while_revalidate,
       staleIfErrorMs: route.cache.stale_if_error,
+      maxErrorTtlMs: route.cache.max_error_ttl,
     },
+    forwardedMethods: new Set(route.methods),
+    strippedFields: new Set(route.strip_request_headers),
   }));
   const routes = new RouteTable<DataPlaneRoute>(routeRules);
   // Background refresh exists only when a route asks for it (spec §6.5: its metrics appear only then).
@@ -278,6 +308,12 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     inFlight,
     isDraining: () => readiness.isDraining(),
     smugglingRejected: metrics.smugglingRejected,
+    rejections: createRejectionLog('data', logger, metrics.edge.rejected),
+    limits,
+    bodyIdleTimeoutMs: config.limits.body_idle_timeout,
+    // svc's data plane speaks plain HTTP: a request's scheme is http unless a trusted proxy says https.
+    listenerScheme: 'http',
+    trustedProxies: new TrustedProxies(config.trusted_proxies),
   });
   dataUrl = await listen(dataServer, 'data-plane', config.listen);
   teardown.add(() => close(dataServer));
