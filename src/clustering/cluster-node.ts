@@ -51,7 +51,7 @@ function peerFetchTimeoutMs(config: Config): number {
   return Math.max(...config.pools.map((pool) => pool.connect_timeout + pool.response_timeout)) + 1_000;
 }
 
-async function createTransport(cluster: ClusterConfig): Promise<Transport & { security?: Parameters<typeof clusterSecurityWarning>[0] }> {
+async function createTransport(cluster: ClusterConfig, limits: Config['limits']): Promise<Transport & { security?: Parameters<typeof clusterSecurityWarning>[0] }> {
   if (cluster.transport === 'libp2p') {
     const { createLibp2pTransport } = await import('../../transports/libp2p/index.js');
     const libp2p = cluster.libp2p!;
@@ -64,6 +64,9 @@ async function createTransport(cluster: ClusterConfig): Promise<Transport & { se
   }
   return createUdpTransport({
     bind: cluster.bind,
+    // The cluster listener is on the network too: the edge's header limits apply to it (issue 14).
+    headersTimeoutMs: limits.header_timeout,
+    maxHeaderBytes: limits.max_header_bytes,
     ...(cluster.advertise ? { advertise: cluster.advertise } : {}),
     ...(cluster.tls ? { tls: await loadTlsMaterial(cluster.tls) } : {}),
     ...(cluster.gossip_keys ? { gossipKeys: decodeGossipKeys(cluster.gossip_keys) } : {}),
@@ -115,7 +118,7 @@ export class ClusterNode {
   /** Builds the node (nothing is sent yet); `start` joins the cluster. */
   static async create(options: ClusterNodeOptions): Promise<ClusterNode> {
     const { cluster } = options.config;
-    const transport = await createTransport(cluster);
+    const transport = await createTransport(cluster, options.config.limits);
     const warning = transport.security ? clusterSecurityWarning(transport.security) : null;
     if (warning) options.logger.warn({ transport: cluster.transport }, warning);
     // The delegate needs the node, and the node needs the member: the delegate reads it once both exist.

@@ -129,12 +129,17 @@ export class UpstreamPool {
             signal: request.signal,
           });
           member.skipUntilMs = 0;
-          // The connection stays taken until the body is read or dropped.
-          const end = once(() => {
+          // The connection stays taken until the answer's body is read or dropped and, for an
+          // upload, until the request body is sent: an origin may answer before it has read it all.
+          const end = after(request.body === undefined ? 1 : 2, () => {
             slots.release(member);
             endClient();
           });
           response.body.once('close', end);
+          if (request.body !== undefined) {
+            if (request.body.closed) end();
+            else request.body.once('close', end);
+          }
           return { statusCode: response.statusCode, headers: response.headers, body: response.body, origin: member.origin };
         } catch (error) {
           slots.release(member);
@@ -164,11 +169,11 @@ export class UpstreamPool {
   }
 }
 
-function once(action: () => void): () => void {
-  let done = false;
+/** A function that runs `action` on its `count`-th call, and never again. */
+function after(count: number, action: () => void): () => void {
+  let left = count;
   return () => {
-    if (done) return;
-    done = true;
-    action();
+    left--;
+    if (left === 0) action();
   };
 }
