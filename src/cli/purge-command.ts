@@ -48,7 +48,7 @@ export const purgeCommand = defineCommand({
     if (args.file === undefined && given.length === 1) {
       const url = given[0]!;
       const body = await callApi('purge', () => client.purge(url));
-      printAnswer(args.output, body, `purged ${url}`);
+      printAnswer(args.output, body, `purged ${url} (${body.count} stored variants removed)`);
       return;
     }
 

@@ -1,7 +1,7 @@
 // Issue 14 items 3 and 4, on a real node with raw bytes: Connection can only remove true hop-by-hop
 // fields, svc states the forwarding fields itself (extending a trusted proxy's), and fields that make
 // an origin act on another method, URL, host or scheme are stripped before the origin.
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
