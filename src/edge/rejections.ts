@@ -24,12 +24,22 @@ export interface RejectionLog {
   record(rejection: Rejection): void;
 }
 
+/**
+ * Longest client-supplied text (method, Host, path) a rejection line carries: a refused request may
+ * hold 16 KiB of header, and a flood of them must not write 16 KiB of log each.
+ */
+export const MAX_LOGGED_CHARS = 256;
+
+function clip(text: string | undefined): string | undefined {
+  return text === undefined || text.length <= MAX_LOGGED_CHARS ? text : `${text.slice(0, MAX_LOGGED_CHARS)}…`;
+}
+
 export function createRejectionLog(listener: ListenerName, logger: Logger, counter: Counter<'listener' | 'reason'>): RejectionLog {
   return {
     record(rejection) {
       counter.inc({ listener, reason: rejection.reason });
-      const { requestId, ...fields } = rejection;
-      logger.info({ listener, ...fields, request_id: requestId }, 'rejected');
+      const { requestId, method, host, path, ...fields } = rejection;
+      logger.info({ listener, ...fields, method: clip(method), host: clip(host), path: clip(path), request_id: requestId }, 'rejected');
     },
   };
 }

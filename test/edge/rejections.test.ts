@@ -8,6 +8,7 @@ import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { rawGet, sendRaw } from '../support/raw-http.js';
 import { metricValue } from '../support/caching-fixture.js';
 import { fetchRaw } from '../support/http.js';
+import { MAX_LOGGED_CHARS } from '../../src/edge/rejections.js';
 
 const GENERIC_BODY = /^svc: \d{3} [A-Za-z -]+ \(request id [0-9a-f-]{36}\)\n$/;
 
@@ -77,6 +78,13 @@ describe('framing errors, rejections and error answers', () => {
       sent.map(([, reason]) => reason),
     );
     for (const line of logged) assert.ok(!JSON.stringify(line).includes('secret'), JSON.stringify(line));
+  });
+
+  test('client text in a rejection line is clipped, so a flood of 16 KiB requests does not write 16 KiB each', async () => {
+    await sendRaw(svc.dataUrl, rawGet(`/${'p'.repeat(8_000)}`, [`Host: ${'h'.repeat(4_000)}`]), { untilResponse: true });
+    const line = rejected().at(-1)!;
+    assert.equal(line.reason, 'invalid_host');
+    assert.ok(String(line.path).length <= MAX_LOGGED_CHARS + 1 && String(line.host).length <= MAX_LOGGED_CHARS + 1);
   });
 
   test('an origin that times out: 504 whose body names no origin; the detail is in the log under its request id', async () => {
