@@ -31,7 +31,6 @@ export const PEER_FETCH_CHANNEL = 'fetch';
  */
 export const PEER_HOP_HEADER = 'x-svc-peer-hop';
 
-
 const CACHE_RESULTS = new Set<CacheResult>(['HIT', 'MISS', 'STALE', 'BYPASS', 'REVALIDATED']);
 
 export interface PeerFetchMember {
