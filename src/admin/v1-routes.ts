@@ -23,7 +23,7 @@ import {
 } from '../api/responses.js';
 import type { AdminToken } from './admin-token.js';
 import { ApiError } from './api-error.js';
-import { createTokenCheck, requireToken } from './auth.js';
+import { createTokenCheck, requireToken, type AuthFailureGuard } from './auth.js';
 import { mountBansRoute } from './bans-route.js';
 import type { DashboardSessions } from './dashboard/dashboard-session.js';
 import { acceptingSession } from './dashboard/session-auth.js';
@@ -49,6 +49,8 @@ export interface V1RouteDeps {
   sessions?: DashboardSessions;
   /** Wall clock, ms since the epoch (ages in `GET /v1/bans`). */
   now: () => number;
+  /** Limits, counts and logs wrong tokens (`admin.auth_failure_limit`, `admin.auth_failure_window`). */
+  authGuard: AuthFailureGuard;
 }
 
 export class BatchTooLargeError extends ApiError {
@@ -79,15 +81,15 @@ async function rejectingInvalidUrl<T>(work: () => Promise<T>): Promise<T> {
 
 export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
   const { invalidator } = deps;
-  const check = acceptingSession(createTokenCheck(deps.adminToken), deps.sessions);
+  const check = acceptingSession(createTokenCheck(deps.adminToken, deps.authGuard), deps.sessions);
 
   router.on(
     'POST',
     '/v1/purge',
     requireToken(check, async (request, response) => {
       const { url } = await readJsonBody(request.raw, purgeRequestSchema);
-      await rejectingInvalidUrl(() => invalidator.purge(url));
-      sendJson(response, 200, { status: STATUS.purged } satisfies PurgeResponse);
+      const { count, keys } = await rejectingInvalidUrl(() => invalidator.purge(url));
+      sendJson(response, 200, { status: STATUS.purged, count, keys } satisfies PurgeResponse);
     }),
   );
 
@@ -123,14 +125,14 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
     '/v1/refresh',
     requireToken(check, async (request, response) => {
       const { url } = await readJsonBody(request.raw, refreshRequestSchema);
-      await rejectingInvalidUrl(() => invalidator.refresh(url));
-      sendJson(response, 200, { status: STATUS.refreshed } satisfies RefreshResponse);
+      const { count, keys } = await rejectingInvalidUrl(() => invalidator.refresh(url));
+      sendJson(response, 200, { status: STATUS.refreshed, count, keys } satisfies RefreshResponse);
     }),
   );
 
   router.on('GET', '/v1/auth/check', (request, response) => {
     if (deps.adminToken.source === 'generated') throw new ApiError(404, 'not_found', `no admin endpoint at ${request.path}`);
-    check(request.raw.headers);
+    check(request.raw);
     sendJson(response, 200, { status: STATUS.ok } satisfies AuthCheckResponse);
   });
 

@@ -14,7 +14,12 @@ export type ErrorResponse = v.InferOutput<typeof errorResponseSchema>;
 /** The `status` strings of the write operations and of the auth check. */
 export const STATUS = { purged: 'purged', banned: 'banned', refreshed: 'refreshed', ok: 'ok' } as const;
 
-export const purgeResponseSchema = v.object({ status: v.literal(STATUS.purged) });
+/**
+ * `count`: stored variants removed across both tiers, 0 when the URL matched nothing; `keys`: the
+ * primary keys the URL names (its own scheme first, then the other scheme's copy), as the data plane
+ * builds them, so an operator can compare them with `/v1/debug/cachecheck`.
+ */
+export const purgeResponseSchema = v.object({ status: v.literal(STATUS.purged), count, keys: v.array(v.string()) });
 export type PurgeResponse = v.InferOutput<typeof purgeResponseSchema>;
 
 /** `count`: stored variants removed across both tiers; `failed`: entries that were not valid URLs. */
@@ -25,7 +30,8 @@ export type PurgeBatchResponse = v.InferOutput<typeof purgeBatchResponseSchema>;
 export const banResponseSchema = v.object({ status: v.literal(STATUS.banned), count });
 export type BanResponse = v.InferOutput<typeof banResponseSchema>;
 
-export const refreshResponseSchema = v.object({ status: v.literal(STATUS.refreshed) });
+/** `count`: stored variants marked stale, 0 when the URL matched nothing; `keys` as for a purge. */
+export const refreshResponseSchema = v.object({ status: v.literal(STATUS.refreshed), count, keys: v.array(v.string()) });
 export type RefreshResponse = v.InferOutput<typeof refreshResponseSchema>;
 
 export const authCheckResponseSchema = v.object({ status: v.literal(STATUS.ok) });

@@ -3,7 +3,7 @@
 // the CDN: invalidations arriving from peers go to the local engine, never through here, so each
 // reaches the CDN once however many nodes there are. The local invalidation is never undone: a CDN
 // failure can only change what the admin request answers (sync mode), never what was applied.
-import type { BanSpec, BatchResult, Invalidator, InvalidationResult } from '../invalidation/invalidator.js';
+import type { BanSpec, BatchResult, Invalidator, InvalidationResult, UrlInvalidationResult } from '../invalidation/invalidator.js';
 import { keyOfUrl } from '../invalidation/url-key.js';
 import type { CdnInvalidation } from './purge-mapping.js';
 
@@ -17,7 +17,7 @@ export class CdnInvalidator implements Invalidator {
     private readonly cdn: CdnForwarder,
   ) {}
 
-  async purge(url: string): Promise<InvalidationResult> {
+  async purge(url: string): Promise<UrlInvalidationResult> {
     const result = await this.inner.purge(url);
     await this.cdn.forward({ type: 'purge', urls: [url] });
     return result;
@@ -36,7 +36,7 @@ export class CdnInvalidator implements Invalidator {
     return result;
   }
 
-  async refresh(url: string): Promise<InvalidationResult> {
+  async refresh(url: string): Promise<UrlInvalidationResult> {
     const result = await this.inner.refresh(url);
     await this.cdn.forward({ type: 'refresh', url });
     return result;

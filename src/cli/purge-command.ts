@@ -72,7 +72,7 @@ export const purgeCommand = defineCommand({
     if (args.file === undefined && entries.length === 1) {
       const url = entries[0]!.url;
       const body = await callApi('purge', () => client.purge(url));
-      printAnswer(args.output, body, `purged ${url}`);
+      printAnswer(args.output, body, `purged ${url} (${body.count} stored variants removed)`);
       return;
     }
 

@@ -15,6 +15,6 @@ export const refreshCommand = defineCommand({
     if (!isAbsoluteHttpUrl(args.url)) throw new CliError(`not ${ABSOLUTE_URL_EXPECTATION}: ${args.url}`, 2);
     const client = clientFromFlags(args);
     const body = await callApi('refresh', () => client.refresh(args.url));
-    printAnswer(args.output, body, `refreshed ${args.url}`);
+    printAnswer(args.output, body, `refreshed ${args.url} (${body.count} stored variants marked stale)`);
   },
 });

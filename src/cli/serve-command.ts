@@ -1,12 +1,14 @@
 // `svc serve --config <file> [--log-format json|pretty]`: runs a node until SIGINT or SIGTERM, then
 // stops it cleanly (listeners closed, warm tier flushed). SIGHUP reloads the configuration file
 // without a restart (docs/operations.md "Reload"); what cannot change while running is refused and
-// the running configuration stays.
+// the running configuration stays. Errors nothing else caught go to the last resort
+// (src/node/last-resort.ts) while the node runs.
 import { defineCommand } from 'citty';
 import { loadConfigFile } from '../config/index.js';
 import { createLogger, LogOutput, type LogFormat } from '../observe/logger.js';
 import { startNode } from '../node/svc-node.js';
 import type { ReloadStep } from '../node/reload/config-reloader.js';
+import { installLastResort } from '../node/last-resort.js';
 import { CliError } from './cli-error.js';
 
 const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
@@ -38,6 +40,7 @@ export const serveCommand = defineCommand({
     const output = new LogOutput(flagFormat ?? config.log.format);
     const logger = createLogger({ destination: output });
     const node = await startNode({ config, logger, configFile: args.config, reloadSteps: [logFormatStep(output, flagFormat)] });
+    const removeLastResort = installLastResort({ logger, counter: node.metrics.edge.uncaughtErrors, shutdown: () => node.stop() });
     // The node logs each reload's outcome; a failure is reported there and the node serves on.
     const reload = (): void => {
       logger.info({ signal: 'SIGHUP', file: args.config }, 'reloading the configuration');
@@ -56,6 +59,7 @@ export const serveCommand = defineCommand({
     });
     process.off('SIGHUP', reload);
     await node.stop();
+    removeLastResort();
     logger.flush();
   },
 });

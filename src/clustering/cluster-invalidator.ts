@@ -2,7 +2,7 @@
 // answer counts this node's entries and a bad ban is refused before anything is sent), then handed to
 // delivery, which takes it to the other nodes as the cluster mode says. Invalidations that arrive from
 // other nodes are applied to the local engine only, never sent on again.
-import type { BanSpec, BatchResult, Invalidator, InvalidationResult } from '../invalidation/invalidator.js';
+import type { BanSpec, BatchResult, Invalidator, InvalidationResult, UrlInvalidationResult } from '../invalidation/invalidator.js';
 import type { InvalidationDelivery } from './invalidation-delivery.js';
 import type { InvalidationMessage } from './invalidation-message.js';
 
@@ -13,7 +13,7 @@ export class ClusterInvalidator implements Invalidator {
     private readonly newId: () => string,
   ) {}
 
-  async purge(url: string): Promise<InvalidationResult> {
+  async purge(url: string): Promise<UrlInvalidationResult> {
     const result = await this.local.purge(url);
     await this.delivery.publish({ id: this.newId(), type: 'purge', url });
     return result;
@@ -31,7 +31,7 @@ export class ClusterInvalidator implements Invalidator {
     return result;
   }
 
-  async refresh(url: string): Promise<InvalidationResult> {
+  async refresh(url: string): Promise<UrlInvalidationResult> {
     const result = await this.local.refresh(url);
     await this.delivery.publish({ id: this.newId(), type: 'refresh', url });
     return result;

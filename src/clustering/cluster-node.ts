@@ -10,7 +10,8 @@ import type { NodeMetrics } from '../observe/metrics.js';
 import type { Readiness } from '../node/readiness.js';
 import type { Invalidator } from '../invalidation/invalidator.js';
 import type { Peer } from '../api/responses.js';
-import { storedKeyOfUrl } from '../cache/policy/cache-key.js';
+import { placementKey } from '../cache/policy/cache-key.js';
+import { keyOfUrl } from '../invalidation/url-key.js';
 import { buildInfo } from '../version/build-info.js';
 import { InvalidationDelivery, type ClusterMode } from './invalidation-delivery.js';
 import { ClusterInvalidator, applyRemoteInvalidation } from './cluster-invalidator.js';
@@ -51,7 +52,7 @@ function peerFetchTimeoutMs(config: Config): number {
   return Math.max(...config.pools.map((pool) => pool.connect_timeout + pool.response_timeout)) + 1_000;
 }
 
-async function createTransport(cluster: ClusterConfig): Promise<Transport & { security?: Parameters<typeof clusterSecurityWarning>[0] }> {
+async function createTransport(cluster: ClusterConfig, limits: Config['limits']): Promise<Transport & { security?: Parameters<typeof clusterSecurityWarning>[0] }> {
   if (cluster.transport === 'libp2p') {
     const missing = missingLibp2pPackages();
     if (missing.length > 0) throw new Error(`cluster.transport: ${missingLibp2pMessage(missing)}`);
@@ -66,6 +67,9 @@ async function createTransport(cluster: ClusterConfig): Promise<Transport & { se
   }
   return createUdpTransport({
     bind: cluster.bind,
+    // The cluster listener is on the network too: the edge's header limits apply to it (issue 14).
+    headersTimeoutMs: limits.header_timeout,
+    maxHeaderBytes: limits.max_header_bytes,
     ...(cluster.advertise ? { advertise: cluster.advertise } : {}),
     ...(cluster.tls ? { tls: await loadTlsMaterial(cluster.tls) } : {}),
     ...(cluster.gossip_keys ? { gossipKeys: decodeGossipKeys(cluster.gossip_keys) } : {}),
@@ -91,7 +95,8 @@ export class ClusterNode {
       member,
       mode: this.mode,
       apply: (message) => applyRemoteInvalidation(options.local, message),
-      keyOf: (url) => storedKeyOfUrl(new URL(url)),
+      // The ring places a key by its scheme-less part, so the owner holds both schemes' copies.
+      keyOf: (url) => placementKey(keyOfUrl(url) ?? url),
       counters: clusterMetrics.delivery,
       newId: randomUUID,
       now: options.now,
@@ -116,7 +121,7 @@ export class ClusterNode {
   /** Builds the node (nothing is sent yet); `start` joins the cluster. */
   static async create(options: ClusterNodeOptions): Promise<ClusterNode> {
     const { cluster } = options.config;
-    const transport = await createTransport(cluster);
+    const transport = await createTransport(cluster, options.config.limits);
     const warning = transport.security ? clusterSecurityWarning(transport.security) : null;
     if (warning) options.logger.warn({ transport: cluster.transport }, warning);
     // The delegate needs the node, and the node needs the member: the delegate reads it once both exist.
@@ -186,7 +191,7 @@ export class ClusterNode {
 
   /** The owner of a stored key in strong mode; null in eventual mode (no key placement). */
   ownerOf(key: string): string | null {
-    return this.mode === 'strong' ? (this.member.ring.owner(key) ?? null) : null;
+    return this.mode === 'strong' ? (this.member.ring.owner(placementKey(key)) ?? null) : null;
   }
 
   peers(): Peer[] {
@@ -201,7 +206,7 @@ export class ClusterNode {
       own_share: this.mode === 'strong' ? this.shares.of(this.member.localMember.name) : 0,
       checksum: String(this.member.checksum()),
       version: ring.version,
-      owner: url === undefined ? null : this.ownerOf(storedKeyOfUrl(new URL(url))),
+      owner: url === undefined ? null : this.ownerOf(keyOfUrl(url) ?? url),
     };
   }
 

@@ -12,7 +12,9 @@ import { Pool } from 'undici';
 import type { RequestHandler, RequestOptions } from '../../cluster/index.js';
 import type { CacheResult } from '../observe/metrics.js';
 import type { CacheEntry } from '../cache/entry.js';
-import { primaryKey, STORED_SCHEME } from '../cache/policy/cache-key.js';
+import { placementKey } from '../cache/policy/cache-key.js';
+import { keyOfRequest } from '../edge/client-request.js';
+import { HOP_BY_HOP_FIELDS } from '../edge/hop-by-hop.js';
 import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
 import { storedFields } from '../proxy/stored-response.js';
 import type { CachingRoute } from '../proxy/cache-flow.js';
@@ -28,9 +30,6 @@ export const PEER_FETCH_CHANNEL = 'fetch';
  * itself. Only how a request is routed depends on it, never what is served.
  */
 export const PEER_HOP_HEADER = 'x-svc-peer-hop';
-
-/** Fields never forwarded between nodes: they describe one connection (RFC 9110 §7.6.1). */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
 const CACHE_RESULTS = new Set<CacheResult>(['HIT', 'MISS', 'STALE', 'BYPASS', 'REVALIDATED']);
 
@@ -73,7 +72,7 @@ function flatten(headers: Record<string, string | string[] | undefined>): string
   const fields: string[] = [];
   for (const name in headers) {
     const value = headers[name];
-    if (value === undefined || HOP_BY_HOP.has(name)) continue;
+    if (value === undefined || HOP_BY_HOP_FIELDS.has(name)) continue;
     if (Array.isArray(value)) for (const line of value) fields.push(name, line);
     else fields.push(name, value);
   }
@@ -85,7 +84,7 @@ function forwardable(rawHeaders: readonly string[]): string[] {
   const fields: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
-    if (!HOP_BY_HOP.has(name) && name !== 'content-length' && name !== PEER_HOP_HEADER) fields.push(name, rawHeaders[i + 1]!);
+    if (!HOP_BY_HOP_FIELDS.has(name) && name !== 'content-length' && name !== PEER_HOP_HEADER) fields.push(name, rawHeaders[i + 1]!);
   }
   return fields;
 }
@@ -129,7 +128,10 @@ export class PeerFetcher {
    */
   route(exchange: Exchange, key: string, route: CachingRoute): Promise<unknown> | undefined {
     if (exchange.request.headers[PEER_HOP_HEADER] !== undefined) return undefined;
-    const owner = this.options.member.ring.owner(key);
+    // The owner keys what a peer forwards as http (the hop does not carry the scheme a trusted proxy
+    // gave), so an https request is answered here rather than handed a copy of the http answer.
+    if (exchange.edge.scheme !== 'http') return undefined;
+    const owner = this.options.member.ring.owner(placementKey(key));
     if (owner === undefined || owner === this.options.member.localMember.name) return undefined;
     return this.fetchFromOwner(exchange, owner, route);
   }
@@ -169,7 +171,8 @@ export class PeerFetcher {
   private async answer(ask: PeerFetchRequest): Promise<Uint8Array> {
     const { member, hopLimit, counters } = this.options;
     const host = ask.headers[ask.headers.indexOf('host') + 1] ?? '';
-    const owner = member.ring.owner(primaryKey(STORED_SCHEME, host, ask.path));
+    const key = keyOfRequest('http', host, ask.path);
+    const owner = key === undefined ? undefined : member.ring.owner(placementKey(key));
     if (owner !== undefined && owner !== member.localMember.name) {
       if (ask.hops < hopLimit) {
         // Views of the ring differ for a moment while membership changes: pass it on to the owner.
@@ -180,8 +183,8 @@ export class PeerFetcher {
       counters.hopLimit();
     }
     const requestHeaders = headersFromRaw(ask.headers);
-    if (NEEDS_DATA_PLANE.every((name) => requestHeaders(name) === undefined)) {
-      const entry = this.options.freshEntry(primaryKey(STORED_SCHEME, host, ask.path), requestHeaders);
+    if (key !== undefined && NEEDS_DATA_PLANE.every((name) => requestHeaders(name) === undefined)) {
+      const entry = this.options.freshEntry(key, requestHeaders);
       if (entry) {
         const body = ask.method === 'HEAD' ? new Uint8Array(0) : entry.body;
         return encodePeerFetchAnswer({ status: entry.status, fields: storedFields(entry, 'HIT', this.options.now()), body });

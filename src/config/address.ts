@@ -32,6 +32,19 @@ const URL_PATH = "(?:/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?";
  */
 export const CDN_API_BASE_URL_PATTERN = new RegExp(`^(?:https://${HOST}|http://${LOOPBACK_HOST})(?::${PORT})?${URL_PATH}$`);
 
+/** An IPv4 address in dotted decimal, each part 0..255 without leading zeros. */
+const IPV4 = '(?:(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const H16 = '[0-9A-Fa-f]{1,4}';
+/** An IPv6 address in any RFC 4291 §2.2 text form, the embedded IPv4 forms included. */
+const IPV6 =
+  `(?:(?:${H16}:){7}${H16}|(?:${H16}:){1,7}:|(?:${H16}:){1,6}:${H16}|(?:${H16}:){1,5}(?::${H16}){1,2}|` +
+  `(?:${H16}:){1,4}(?::${H16}){1,3}|(?:${H16}:){1,3}(?::${H16}){1,4}|(?:${H16}:){1,2}(?::${H16}){1,5}|` +
+  `${H16}:(?::${H16}){1,6}|:(?:(?::${H16}){1,7}|:)|(?:${H16}:){6}${IPV4}|::(?:${H16}:){0,5}${IPV4}|` +
+  `(?:${H16}:){1,5}:(?:${H16}:){0,4}${IPV4})`;
+
+/** A trusted proxy: an IP address, or a network in CIDR notation (`10.0.0.0/8`, `fd00::/8`). */
+export const CIDR_PATTERN = new RegExp(`^(?:${IPV4}(?:/(?:3[0-2]|[12]?\\d))?|${IPV6}(?:/(?:12[0-8]|1[01]\\d|[1-9]?\\d))?)$`);
+
 export interface HostPort {
   /** The host without IPv6 brackets, ready for `server.listen` or `socket.connect`. */
   host: string;

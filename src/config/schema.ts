@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import * as v from 'valibot';
 import {
   CDN_API_BASE_URL_PATTERN,
+  CIDR_PATTERN,
   HOST_NAME_PATTERN,
   LISTEN_ADDRESS_PATTERN,
   PEER_ADDRESS_PATTERN,
@@ -13,6 +14,7 @@ import {
   UPSTREAM_URL_PATTERN,
 } from './address.js';
 import { duration } from './duration.js';
+import { DEFAULT_FORWARDED_METHODS, DEFAULT_STRIPPED_REQUEST_FIELDS, FIELD_NAME_PATTERN, METHOD_PATTERN } from './edge-defaults.js';
 import { expected, expectedSecret } from './messages.js';
 
 /** Bounds of `hop_limit`: one hop reaches the owner; more than 8 would only hide a routing loop. */
@@ -57,6 +59,11 @@ function matching(pattern: RegExp, what: string, description: string) {
   return v.pipe(v.string(message), v.regex(pattern, message), v.description(description));
 }
 
+/** A duration that must be more than 0 (a timeout of 0 would mean none, or an instant one). */
+function positiveDuration(description: string) {
+  return v.pipe(duration(description), v.minValue(1, expected('a duration greater than 0')));
+}
+
 function listenAddress(description: string) {
   return matching(LISTEN_ADDRESS_PATTERN, 'host:port', description);
 }
@@ -79,6 +86,16 @@ const adminSchema = object({
   ),
   /** Off (spec §2.3): profiling endpoints expose internals and cost CPU while sampled. */
   pprof_enabled: v.optional(boolean('mount /debug/pprof/* on the admin listener'), false),
+  /**
+   * 10 wrong tokens per address and window: enough for an operator's typos, while guessing a token
+   * of 16 characters or more at that pace takes longer than the universe has.
+   */
+  auth_failure_limit: v.optional(
+    integer(1, 'an integer of at least 1', 'wrong-token attempts per client address and window before 429'),
+    10,
+  ),
+  /** 1 minute: a locked-out operator waits at most this long. */
+  auth_failure_window: v.optional(positiveDuration('window over which wrong-token attempts are counted'), '1m'),
 });
 
 const warmSchema = object({
@@ -106,7 +123,11 @@ const poolSchema = object({
   /** 30 s: long enough for slow dynamic pages, short enough that a hung origin answers 504. */
   response_timeout: v.optional(duration('time allowed for an upstream to send its response headers'), '30s'),
   /** 64: parallel enough for one busy origin, and a bound (undici's Pool has none by default). */
-  connections: v.optional(integer(1, 'an integer of at least 1', 'keep-alive connections per upstream'), 64),
+  connections: v.optional(integer(1, 'an integer of at least 1', 'keep-alive connections per upstream for requests without a body'), 64),
+  /** 16: requests with a body are the minority; slow uploads can hold these, never `connections`. */
+  upload_connections: v.optional(integer(1, 'an integer of at least 1', 'connections per upstream for requests with a body'), 16),
+  /** 5 s: past it a free connection is unlikely soon, and a 504 tells the client more than a hang. */
+  queue_timeout: v.optional(duration('longest wait for a free upstream connection before 504'), '5s'),
 });
 
 const routeCacheSchema = object({
@@ -118,6 +139,11 @@ const routeCacheSchema = object({
   stale_while_revalidate: v.optional(duration('window for serving stale while revalidating')),
   /** No default: serving stale content is opt-in (RFC 5861). */
   stale_if_error: v.optional(duration('window for serving stale when the origin fails')),
+  /**
+   * 10 s: absorbs a burst of requests to a failing origin, while a 4xx/5xx cached by mistake (or by
+   * an attacker who made the origin fail) is gone within seconds. 0 stores none of them.
+   */
+  max_error_ttl: v.optional(duration('longest lifetime of a stored 4xx/5xx that RFC 9110 does not call heuristically cacheable'), '10s'),
 });
 
 const routeMatchSchema = object({
@@ -139,6 +165,29 @@ const routeSchema = object({
   refresh_before_expiry: v.optional(boolean('refresh popular entries in the background before they expire'), false),
   /** 2 hits: an object requested once is not worth an origin request to keep warm. */
   refresh_min_hits: v.optional(integer(1, 'an integer of at least 1', 'hits before an entry is refreshed'), 2),
+  /**
+   * The methods of a web site and its APIs. Anything else (PURGE, BAN, TRACE, WebDAV's…) gets 405
+   * from svc: forwarded, an origin's 2xx to it would invalidate cached entries (RFC 9111 §4.4).
+   */
+  methods: v.optional(
+    list(
+      matching(METHOD_PATTERN, 'an upper-case method name', 'method'),
+      1,
+      'a non-empty list of methods',
+      'request methods forwarded to the origin; others get 405',
+    ),
+    [...DEFAULT_FORWARDED_METHODS],
+  ),
+  /** Method and URL overrides, and host or scheme hints that svc does not key (see edge-defaults.ts). */
+  strip_request_headers: v.optional(
+    list(
+      matching(FIELD_NAME_PATTERN, 'a lower-case header name', 'header name'),
+      0,
+      'a list of header names',
+      'request headers removed before the origin; replaces the default list',
+    ),
+    [...DEFAULT_STRIPPED_REQUEST_FIELDS],
+  ),
 });
 
 /** All three or none: a certificate needs its key, and peers are verified against the CA. */
@@ -286,6 +335,25 @@ const logSchema = object({
   ),
 });
 
+const limitsSchema = object({
+  /** 16 KiB, Node's default: far above what browsers send, small enough to bound parsing. */
+  max_header_bytes: v.optional(
+    integer(1024, 'an integer number of bytes of at least 1024', 'largest request header section; 431 beyond'),
+    16_384,
+  ),
+  /** 10 s: a client on a slow link sends its headers within a second or two; slowloris does not. */
+  header_timeout: v.optional(positiveDuration('time allowed for a request\'s headers to arrive; 408 after it'), '10s'),
+  /** 30 s: a stalled upload releases its origin connection within half a minute. */
+  body_idle_timeout: v.optional(positiveDuration('longest silence while a request body is read; 408 after it'), '30s'),
+  /** 5 s, Node's default: idle connections are cheap but not free under a connection flood. */
+  keep_alive_timeout: v.optional(positiveDuration('how long an idle keep-alive connection is kept open'), '5s'),
+  /** 32: half of a pool's default connections, so no one client can take a whole pool. */
+  max_in_flight_per_client: v.optional(
+    integer(1, 'an integer of at least 1', 'origin requests one client address may have in flight; 429 beyond'),
+    32,
+  ),
+});
+
 const hopLimitMessage = expected(`an integer from ${HOP_LIMIT_MIN} to ${HOP_LIMIT_MAX}`);
 
 export const configSchema = object({
@@ -338,6 +406,21 @@ export const configSchema = object({
   cdn: v.optional(cdnSchema),
   /** Absent: the log block's own defaults (JSON lines, no query strings in the access log). */
   log: v.optional(logSchema, {}),
+  /**
+   * Empty: no peer is believed about the client's address, scheme or host; every X-Forwarded-* and
+   * Forwarded field a client sends is replaced (docs/security.md).
+   */
+  trusted_proxies: v.optional(
+    list(
+      matching(CIDR_PATTERN, 'an IP address or CIDR network', 'trusted proxy address or network'),
+      0,
+      'a list of IP addresses or CIDR networks',
+      'proxies whose X-Forwarded-For/-Proto/-Host and Forwarded fields are believed',
+    ),
+    [],
+  ),
+  /** Absent: the limits block's own defaults. */
+  limits: v.optional(limitsSchema, {}),
 }, 'an object of configuration keys');
 
 /** The validated configuration: the file's snake_case keys, defaults applied, durations in milliseconds. */

@@ -18,10 +18,11 @@ import type {
   InvalidationType,
   Invalidator,
   RecentInvalidation,
+  UrlInvalidationResult,
 } from './invalidator.js';
 import { PurgeRecords } from './purge-records.js';
 import { RecentInvalidations } from './recent-invalidations.js';
-import { keyOfUrl } from './url-key.js';
+import { keysOfUrl } from './url-key.js';
 
 /** Active bans are kept this long, then pruned (spec §1.1, §8). */
 export const BAN_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -149,14 +150,15 @@ class Engine implements InvalidationEngine {
     await this.#journal?.close();
   }
 
-  async purge(url: string): Promise<InvalidationResult> {
+  async purge(url: string): Promise<UrlInvalidationResult> {
     this.#assertRunning();
-    const key = keyOfUrl(url);
-    if (key === undefined) throw new InvalidUrlError(`not an absolute http(s) URL with a host: ${url}`);
+    const keys = keysOfUrl(url);
+    if (keys === undefined) throw new InvalidUrlError(`not an absolute http(s) URL with a host: ${url}`);
     const atMs = this.#stamp();
-    const count = this.#purgeKey(key, atMs);
-    await this.#persist([{ type: 'purge', key, at_ms: atMs }]);
-    return this.#done('purge', url, atMs, count);
+    let count = 0;
+    for (const key of keys) count += this.#purgeKey(key, atMs);
+    await this.#persist(keys.map((key) => ({ type: 'purge', key, at_ms: atMs })));
+    return { ...this.#done('purge', url, atMs, count), keys };
   }
 
   async purgeBatch(urls: readonly string[]): Promise<BatchResult> {
@@ -166,13 +168,15 @@ class Engine implements InvalidationEngine {
     let count = 0;
     let failed = 0;
     for (const url of urls) {
-      const key = keyOfUrl(url);
-      if (key === undefined) {
+      const keys = keysOfUrl(url);
+      if (keys === undefined) {
         failed += 1;
         continue;
       }
-      count += this.#purgeKey(key, atMs);
-      records.push({ type: 'purge', key, at_ms: atMs });
+      for (const key of keys) {
+        count += this.#purgeKey(key, atMs);
+        records.push({ type: 'purge', key, at_ms: atMs });
+      }
     }
     await this.#persist(records);
     return { ...this.#done('purge_batch', `${urls.length} URLs`, atMs, count), failed };
@@ -189,14 +193,15 @@ class Engine implements InvalidationEngine {
     return this.#done('ban', describeBan(ban.spec), ban.createdMs, count);
   }
 
-  async refresh(url: string): Promise<InvalidationResult> {
+  async refresh(url: string): Promise<UrlInvalidationResult> {
     this.#assertRunning();
-    const key = keyOfUrl(url);
-    if (key === undefined) throw new InvalidUrlError(`not an absolute http(s) URL with a host: ${url}`);
+    const keys = keysOfUrl(url);
+    if (keys === undefined) throw new InvalidUrlError(`not an absolute http(s) URL with a host: ${url}`);
     const atMs = this.#stamp();
-    const count = this.#cache.rewriteVariants(key, (entry) => ({ ...entry, forcedStale: true }));
+    let count = 0;
+    for (const key of keys) count += this.#cache.rewriteVariants(key, (entry) => ({ ...entry, forcedStale: true }));
     await this.#cache.warm?.flush();
-    return this.#done('refresh', url, atMs, count);
+    return { ...this.#done('refresh', url, atMs, count), keys };
   }
 
   isInvalidated(entry: CacheEntry): boolean {

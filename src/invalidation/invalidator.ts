@@ -30,6 +30,12 @@ export interface InvalidationResult {
   count: number;
 }
 
+/** A purge or refresh of one URL. */
+export interface UrlInvalidationResult extends InvalidationResult {
+  /** The primary keys the URL names (its own scheme first, then the other one; see url-key.ts). */
+  keys: string[];
+}
+
 export interface BatchResult extends InvalidationResult {
   /** URLs that were not absolute http(s) URLs with a host; the rest were purged. */
   failed: number;
@@ -44,11 +50,11 @@ export interface ActiveBan extends BanSpec {
 }
 
 export interface Invalidator {
-  purge(url: string): Promise<InvalidationResult>;
+  purge(url: string): Promise<UrlInvalidationResult>;
   purgeBatch(urls: readonly string[]): Promise<BatchResult>;
   /** Throws InvalidBanError (code `empty_ban` or `invalid_regex`) before changing anything. */
   ban(spec: BanSpec): Promise<InvalidationResult>;
-  refresh(url: string): Promise<InvalidationResult>;
+  refresh(url: string): Promise<UrlInvalidationResult>;
   /** The lazy check of spec §1.1: true when an invalidation newer than the entry's fetch hides it. */
   isInvalidated(entry: CacheEntry): boolean;
   /** Bans in force, oldest first. */

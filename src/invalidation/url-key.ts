@@ -1,18 +1,30 @@
-// Turns an operator's URL into the primary key the proxy stores entries under, and splits a key back
-// into the host and path a ban's regexes are matched against.
-import { storedKeyOfUrl } from '../cache/policy/cache-key.js';
+// Turns an operator's URL into the primary keys the proxy stores entries under, with the data plane's
+// own rules (src/edge/request-target.ts), and splits a key back into the host and path a ban's
+// regexes are matched against.
+import { primaryKey } from '../cache/policy/cache-key.js';
+import { parseAbsoluteUrl, type Scheme } from '../edge/request-target.js';
 
-/** The stored key of an absolute http(s) URL with a host (either scheme), or undefined for anything else. */
+const SCHEMES: readonly Scheme[] = ['http', 'https'];
+
+/** The key a client request for this absolute http(s) URL is stored under; undefined for anything else. */
 export function keyOfUrl(url: string): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return undefined;
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return undefined;
-  if (parsed.hostname.length === 0) return undefined;
-  return storedKeyOfUrl(parsed);
+  const parts = parseAbsoluteUrl(url);
+  return parts && primaryKey(parts);
+}
+
+/**
+ * The keys a purge or refresh of `url` covers: the URL's own key first, then the same authority, path
+ * and query under the other scheme. svc keeps a resource's http and https copies apart (an origin
+ * often answers http with a redirect to https), but an operator names a resource, and a purge must
+ * not miss the copy fetched under the scheme the operator did not type (behind a TLS terminator that
+ * is not a trusted proxy, every copy is http).
+ */
+export function keysOfUrl(url: string): string[] | undefined {
+  const parts = parseAbsoluteUrl(url);
+  if (parts === undefined) return undefined;
+  const keys = [primaryKey(parts)];
+  for (const scheme of SCHEMES) if (scheme !== parts.scheme) keys.push(primaryKey({ ...parts, scheme }));
+  return keys;
 }
 
 /**

@@ -4,12 +4,13 @@
 import type { CacheEntry } from '../cache/entry.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import { currentAgeMs } from '../cache/policy/age.js';
-import { storedKeyOfUrl } from '../cache/policy/cache-key.js';
 import { NO_HEADERS } from '../cache/policy/header-lookup.js';
 import { variantKey } from '../cache/policy/vary.js';
 import type { CacheCheckProvider } from '../api/providers.js';
 import type { CacheCheckVariant } from '../api/responses.js';
 import type { ActiveBan } from '../invalidation/invalidator.js';
+import { keyOfUrl } from '../invalidation/url-key.js';
+import { InvalidUrlError } from '../invalidation/errors.js';
 
 export interface CacheCheckDeps {
   cache: TieredCache;
@@ -38,7 +39,8 @@ function describeVariant(entry: CacheEntry, tier: 'hot' | 'warm', deps: CacheChe
 
 export function createCacheCheck(deps: CacheCheckDeps): CacheCheckProvider {
   return (url) => {
-    const key = storedKeyOfUrl(new URL(url));
+    const key = keyOfUrl(url);
+    if (key === undefined) throw new InvalidUrlError(`not an absolute http(s) URL with a host: ${url}`);
     const nowMs = deps.now();
     // A look for an operator, not a use: it leaves every variant where it was in the LRU order.
     const hot = deps.cache.hot.peek(key);

@@ -4,6 +4,7 @@
 // (its keep-alive connections with it).
 import { isDeepStrictEqual } from 'node:util';
 import type { Config } from '../config/index.js';
+import { ClientBudget } from '../upstream/client-budget.js';
 import { UpstreamPool } from '../upstream/upstream-pool.js';
 import { RouteTable, routeLabel } from '../proxy/route-table.js';
 import type { DataPlaneRoute } from '../proxy/data-plane-server.js';
@@ -16,15 +17,23 @@ export interface Routing {
   routes: RouteTable<DataPlaneRoute>;
   /** The routes with `refresh_before_expiry`; empty when none has it. */
   refreshRoutes: RefreshRoute[];
+  /**
+   * `limits.max_in_flight_per_client`, one budget for all pools: a client's origin requests count
+   * wherever they go. A reload keeps it (`limits` is restart-only), so kept and new pools share it.
+   */
+  clientBudget: ClientBudget;
 }
 
-function createPool(pool: PoolConfig): UpstreamPool {
+function createPool(pool: PoolConfig, clientBudget: ClientBudget): UpstreamPool {
   return new UpstreamPool({
     name: pool.name,
     upstreams: pool.upstreams,
     connectTimeoutMs: pool.connect_timeout,
     responseTimeoutMs: pool.response_timeout,
     connections: pool.connections,
+    uploadConnections: pool.upload_connections,
+    queueTimeoutMs: pool.queue_timeout,
+    clientBudget,
   });
 }
 
@@ -34,11 +43,12 @@ function createPool(pool: PoolConfig): UpstreamPool {
  * the new routing is in place.
  */
 export function buildRouting(config: Config, previous?: { config: Config; routing: Routing }): Routing & { retired: UpstreamPool[] } {
+  const clientBudget = previous?.routing.clientBudget ?? new ClientBudget(config.limits.max_in_flight_per_client);
   const pools = new Map<string, UpstreamPool>();
   for (const pool of config.pools) {
     const before = previous?.config.pools.find((candidate) => candidate.name === pool.name);
     const kept = before !== undefined && isDeepStrictEqual(before, pool) ? previous?.routing.pools.get(pool.name) : undefined;
-    pools.set(pool.name, kept ?? createPool(pool));
+    pools.set(pool.name, kept ?? createPool(pool, clientBudget));
   }
   const retired = [...(previous?.routing.pools.values() ?? [])].filter((pool) => ![...pools.values()].includes(pool));
   const rules = config.routes.map((route) => ({
@@ -48,12 +58,15 @@ export function buildRouting(config: Config, previous?: { config: Config; routin
       staleWhileRevalidateMs: route.cache.stale_while_revalidate,
       staleIfErrorMs: route.cache.stale_if_error,
       staleIfUnreachableMs: route.cache.stale_if_error ?? config.stale_if_unreachable,
+      maxErrorTtlMs: route.cache.max_error_ttl,
     },
+    forwardedMethods: new Set(route.methods),
+    strippedFields: new Set(route.strip_request_headers),
   }));
   const refreshRoutes = rules
     .filter((rule) => rule.refresh_before_expiry)
     .map((rule) => ({ label: routeLabel(rule), pool: pools.get(rule.pool)!, policy: rule.policy, minHits: rule.refresh_min_hits }));
-  return { pools, routes: new RouteTable<DataPlaneRoute>(rules), refreshRoutes, retired };
+  return { pools, routes: new RouteTable<DataPlaneRoute>(rules), refreshRoutes, clientBudget, retired };
 }
 
 /** What background refresh is set up with at startup: its routes' labels and popularity gates. */

@@ -21,8 +21,11 @@ import { createAdminServer } from '../admin/admin-server.js';
 import { mountHealthRoutes } from '../admin/health-routes.js';
 import { resolveAdminToken, type AdminToken } from '../admin/admin-token.js';
 import { mountV1Routes } from '../admin/v1-routes.js';
-import { createTokenCheck } from '../admin/auth.js';
+import { createTokenCheck, type AuthFailureGuard } from '../admin/auth.js';
+import { AuthFailureLimiter } from '../admin/auth-failures.js';
 import { mountReloadRoutes } from '../admin/reload-routes.js';
+import { createRejectionLog } from '../edge/rejections.js';
+import { TrustedProxies } from '../edge/trusted-proxies.js';
 import { createInvalidator, type InvalidationEngine } from '../invalidation/create-invalidator.js';
 import { CdnPropagator } from '../cdn/cdn-propagator.js';
 import { CdnInvalidator } from '../cdn/cdn-invalidator.js';
@@ -184,9 +187,21 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
       ? undefined
       : createFileReload({ file: options.configFile, env, reloader, logger, registry: metrics.registry, started, current: () => current, replace: (next) => (current = next) });
 
+  const limits = {
+    maxHeaderBytes: config.limits.max_header_bytes,
+    headerTimeoutMs: config.limits.header_timeout,
+    keepAliveTimeoutMs: config.limits.keep_alive_timeout,
+  };
   const router = new AdminRouter();
   mountHealthRoutes(router, { readiness, metrics, drain });
-  const adminServer = createAdminServer(router, logger);
+  const adminRejections = createRejectionLog('admin', logger, metrics.edge.rejected);
+  const adminServer = createAdminServer(router, {
+    logger,
+    limits,
+    bodyIdleTimeoutMs: config.limits.body_idle_timeout,
+    rejections: adminRejections,
+    smugglingRejected: metrics.smugglingRejected,
+  });
   const adminUrl = await listen(adminServer, 'admin', config.admin.listen);
   teardown.add(() => close(adminServer));
 
@@ -246,6 +261,13 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   // as well, from this node only (peers apply what they receive without forwarding it).
   const adminInvalidator = cluster?.invalidator ?? invalidator;
   const sessions = new DashboardSessions({ adminToken: () => adminToken.value, now });
+  // One wrong-token limit for every way a token is presented: the API, the reload and the dashboard's login.
+  const authGuard: AuthFailureGuard = {
+    limiter: new AuthFailureLimiter({ limit: config.admin.auth_failure_limit, windowMs: config.admin.auth_failure_window, now }),
+    counter: metrics.edge.adminAuthFailures,
+    logger,
+    rejections: adminRejections,
+  };
   mountV1Routes(router, {
     sessions,
     now,
@@ -268,15 +290,17 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
       ownerOf: (key) => cluster?.ownerOf(key) ?? null,
     }),
     pprofEnabled: config.admin.pprof_enabled,
+    authGuard,
   });
   mountDashboardRoutes(router, {
     sessions,
     adminToken,
+    authGuard,
     registry: metrics.registry,
     capacities: () => ({ hotMaxBytes: current.hot_max_bytes, warmMaxBytes: config.warm?.max_bytes }),
     nodeName: config.cluster?.node_name,
   });
-  if (reload) mountReloadRoutes(router, { check: createTokenCheck(adminToken), reload });
+  if (reload) mountReloadRoutes(router, { check: createTokenCheck(adminToken, authGuard), reload });
 
   const routing = buildRouting(config);
   // Closed after the data plane and background refresh stop; a reload may have replaced the first pools.
@@ -323,6 +347,12 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     inFlight,
     isDraining: () => readiness.isDraining(),
     smugglingRejected: metrics.smugglingRejected,
+    rejections: createRejectionLog('data', logger, metrics.edge.rejected),
+    limits,
+    bodyIdleTimeoutMs: config.limits.body_idle_timeout,
+    // svc's data plane speaks plain HTTP: a request's scheme is http unless a trusted proxy says https.
+    listenerScheme: 'http',
+    trustedProxies: new TrustedProxies(config.trusted_proxies),
   };
   poolsInUse = () => dataPlane.pools;
   registerNodeReloadSteps(reloader, { logger, env, hot, cacheFlow, refresher, dataPlane, routing, adminToken, accessLog });

@@ -3,6 +3,7 @@
 // stores when scraped, not pushed on every request.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { TrafficMetrics, type RequestObservation } from './traffic-metrics.js';
+import { registerEdgeMetrics, type EdgeMetrics } from './edge-metrics.js';
 
 export type { CacheResult, RequestObservation, Source } from './traffic-metrics.js';
 
@@ -29,6 +30,8 @@ export class NodeMetrics {
   private hot: HotStoreGaugeSource | undefined;
   private warm: WarmStoreGaugeSource | undefined;
   readonly smugglingRejected: Counter;
+  /** The edge's defences (src/observe/edge-metrics.ts). */
+  readonly edge: EdgeMetrics;
   readonly startupPhase: Gauge<'phase'>;
   readonly startupConditionReady: Gauge<'condition'>;
   readonly startupDuration: Histogram;
@@ -76,6 +79,7 @@ export class NodeMetrics {
       help: 'HTTP/1.1 requests rejected because their framing was ambiguous (request smuggling).',
       registers,
     });
+    this.edge = registerEdgeMetrics(this.registry);
     this.startupPhase = new Gauge({
       name: 'svc_startup_phase',
       help: 'Startup phases: 1 while active, 0 once complete.',

@@ -6,7 +6,6 @@ import type { CacheEntry } from '../cache/entry.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import { Coalescer } from '../cache/coalescer.js';
 import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
-import { primaryKey, STORED_SCHEME } from '../cache/policy/cache-key.js';
 import { requestDirectives, type RequestDirectives } from '../cache/policy/request-directives.js';
 import { decideReuse, staleIfUnreachableAllowed } from '../cache/policy/reuse.js';
 import { originAnswerResult, settledResult } from '../cache/policy/cache-result.js';
@@ -16,7 +15,6 @@ import { forwardedFields } from '../cache/policy/stored-fields.js';
 import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
 import { variantKey } from '../cache/policy/vary.js';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
-import { UpstreamError } from '../upstream/upstream-error.js';
 import type { Logger } from '../observe/logger.js';
 import { buildEntry, entryFromNotModified } from './build-entry.js';
 import type { Exchange } from './exchange.js';
@@ -24,7 +22,7 @@ import { fetchFromOrigin, type OriginAnswer, type OriginRequest } from './origin
 import { relayInformational } from './informational.js';
 import { relayAndCollect } from './body-relay.js';
 import { passThrough } from './pass-through.js';
-import { sendProxyError } from './respond.js';
+import { sendProxyError, sendUpstreamFailure } from './respond.js';
 import { serveStored } from './stored-response.js';
 
 export interface CacheFlowDeps {
@@ -98,7 +96,7 @@ export class CacheFlow {
     }
     const lookup: Lookup = {
       exchange,
-      key: primaryKey(STORED_SCHEME, request.headers.host ?? '', request.url ?? '/'),
+      key: exchange.edge.key,
       requestHeaders,
       directives: requestDirectives(requestHeaders),
       route,
@@ -310,9 +308,8 @@ export class CacheFlow {
    * must-revalidate that cannot be revalidated gets a 504, whatever the failure was.
    */
   private failOrigin(exchange: Exchange, error: unknown, mustRevalidate: boolean): void {
-    const failure = error instanceof UpstreamError ? error : new UpstreamError('upstream_error', 'origin request failed', { cause: error });
     exchange.served('MISS', 'origin');
-    sendProxyError(exchange, mustRevalidate ? 504 : failure.status, failure.message);
+    sendUpstreamFailure(exchange, error, mustRevalidate ? { status: 504 } : {});
   }
 }
 
@@ -322,6 +319,6 @@ function firstHeaderValue(value: string | string[] | undefined): string | undefi
 }
 
 function originRequestOf(exchange: Exchange): OriginRequest {
-  const { request } = exchange;
-  return { path: request.url ?? '/', rawHeaders: request.rawHeaders, clientAddress: request.socket.remoteAddress ?? '' };
+  const { edge } = exchange;
+  return { path: edge.pathAndQuery, rawHeaders: exchange.request.rawHeaders, forwarding: exchange.forwarding, clientAddress: edge.clientAddress };
 }

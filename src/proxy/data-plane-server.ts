@@ -1,28 +1,35 @@
-// The data-plane listener: every client request is routed, then answered from the cache (GET and
-// HEAD on a caching route) or passed through to the origin. A successful unsafe request invalidates
-// what it may have changed (RFC 9111 §4.4).
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+// The data-plane listener: every client request is read into validated parts (src/edge/), routed,
+// then answered from the cache (GET and HEAD on a caching route) or passed through to the origin. A
+// successful unsafe request invalidates what it may have changed (RFC 9111 §4.4). Requests that name
+// nothing valid, use a method the route does not forward, or break a limit are refused at the door.
+import type { Server } from 'node:http';
 import type { Counter } from 'prom-client';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import { invalidationTargets } from '../cache/policy/unsafe-invalidation.js';
 import type { Logger } from '../observe/logger.js';
+import { isEdgeRejection, readEdgeRequest, type EdgeRequestOptions } from '../edge/client-request.js';
+import { createEdgeServer, expectsContinue, type ListenerLimits } from '../edge/edge-server.js';
+import type { TrustedProxies } from '../edge/trusted-proxies.js';
 import type { MatchedRoute, RouteTable, RouteRule } from './route-table.js';
 import { Exchange, type ExchangeDeps } from './exchange.js';
 import type { CacheFlow, CachingRoute } from './cache-flow.js';
 import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
 import { headersFromIncoming } from '../cache/policy/header-lookup.js';
 import { passThrough } from './pass-through.js';
-import { sendProxyError } from './respond.js';
+import { dataPlaneErrorBody, rejectRequest, sendProxyError } from './respond.js';
 
 export interface DataPlaneRoute extends RouteRule {
   cache: { enabled: boolean };
   /** The route's cache options as the caching policy takes them (durations in ms). */
   policy: RouteCacheOptions;
+  /** `methods`: what is forwarded; anything else gets 405 and never reaches the origin. */
+  forwardedMethods: ReadonlySet<string>;
+  /** `strip_request_headers`, lower-case. */
+  strippedFields: ReadonlySet<string>;
 }
 
-export interface DataPlaneDeps extends ExchangeDeps {
+export interface DataPlaneDeps extends ExchangeDeps, EdgeRequestOptions {
   /** Read on every request, so that a configuration reload replaces them here (with the pools). */
   routes: RouteTable<DataPlaneRoute>;
   pools: ReadonlyMap<string, UpstreamPool>;
@@ -31,28 +38,9 @@ export interface DataPlaneDeps extends ExchangeDeps {
   logger: Logger;
   isDraining: () => boolean;
   smugglingRejected: Counter;
-}
-
-/** llhttp errors that mean the request's framing is ambiguous: the signs of request smuggling. */
-const SMUGGLING_CODES = new Set([
-  'HPE_UNEXPECTED_CONTENT_LENGTH',
-  'HPE_INVALID_TRANSFER_ENCODING',
-  'HPE_INVALID_CONTENT_LENGTH',
-  'HPE_CHUNK_EXTENSIONS_OVERFLOW',
-  'HPE_INVALID_CHUNK_SIZE',
-]);
-
-/** The request's host without port, lower-case (`[::1]:8080` gives `[::1]`). */
-function requestHost(request: IncomingMessage): string {
-  const host = request.headers.host ?? '';
-  const end = host.startsWith('[') ? host.indexOf(']') + 1 : host.indexOf(':');
-  return (end > 0 ? host.slice(0, end) : host).toLowerCase();
-}
-
-function requestPath(request: IncomingMessage): string {
-  const url = request.url ?? '/';
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
+  limits: ListenerLimits;
+  /** `trusted_proxies`, read on every request: a configuration reload replaces it here. */
+  trustedProxies: TrustedProxies;
 }
 
 export function createDataPlaneServer(deps: DataPlaneDeps): Server {
@@ -67,34 +55,30 @@ export function createDataPlaneServer(deps: DataPlaneDeps): Server {
     }
     return caching;
   };
-  const server = createServer({ requireHostHeader: false }, (request, response) => {
-    const exchange = new Exchange(request, response, deps);
-    let pending: Promise<unknown> | undefined;
-    try {
-      pending = handle(deps, exchange, cachingRouteOf);
-    } catch (error) {
-      failRequest(deps, exchange, error);
-    }
-    // A hit was answered synchronously: settle it now, with no promise and no closure.
-    if (pending) pending.catch((error: unknown) => failRequest(deps, exchange, error)).finally(() => exchange.settle());
-    else exchange.settle();
+  return createEdgeServer({
+    limits: deps.limits,
+    rejections: deps.rejections,
+    smugglingRejected: deps.smugglingRejected,
+    errorBody: dataPlaneErrorBody,
+    handlerSendsContinue: true,
+    handler: (request, response) => {
+      const exchange = new Exchange(request, response, deps);
+      let pending: Promise<unknown> | undefined;
+      try {
+        pending = handle(deps, exchange, cachingRouteOf);
+      } catch (error) {
+        failRequest(exchange, error);
+      }
+      // A hit was answered synchronously: settle it now, with no promise and no closure.
+      if (pending) pending.catch((error: unknown) => failRequest(exchange, error)).finally(() => exchange.settle());
+      else exchange.settle();
+    },
   });
-  server.on('clientError', (error: Error & { code?: string }, socket: Socket) => {
-    if (error.code !== undefined && SMUGGLING_CODES.has(error.code)) deps.smugglingRejected.inc();
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
-    else socket.destroy();
-  });
-  return server;
 }
 
 /** A handler threw: a 500 when nothing was sent yet, else the connection is cut mid-response. */
-function failRequest(deps: DataPlaneDeps, exchange: Exchange, error: unknown): void {
-  const { request, response } = exchange;
-  deps.logger.error({ err: error, path: requestPath(request) }, 'data-plane request failed');
-  if (!response.headersSent) {
-    response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
-    response.end('svc: internal error\n');
-  } else response.destroy();
+function failRequest(exchange: Exchange, error: unknown): void {
+  sendProxyError(exchange, 500, 'the data plane failed to handle the request', { cause: error });
 }
 
 /** Routes one request; returns the promise of its answer only when it is not answered already. */
@@ -105,22 +89,42 @@ function handle(
 ): Promise<unknown> | undefined {
   const { request, response } = exchange;
   if (deps.isDraining()) response.shouldKeepAlive = false;
-  const route = deps.routes.match(requestHost(request), requestPath(request));
+  const edge = readEdgeRequest(request, deps);
+  if (isEdgeRejection(edge)) {
+    // A body may follow that nobody will read: the connection is not reused.
+    rejectRequest(exchange, edge.status, edge.reason, { close: true });
+    return undefined;
+  }
+  exchange.edge = edge;
+  const route = deps.routes.match(edge.authority.host, edge.path);
   if (!route) {
-    sendProxyError(exchange, 404, `no route for ${request.headers.host ?? ''}${requestPath(request)}`);
+    rejectRequest(exchange, 404, 'no_route');
     return undefined;
   }
   exchange.routeLabel = route.label;
   const method = request.method ?? 'GET';
+  if (!route.rule.forwardedMethods.has(method)) {
+    rejectRequest(exchange, 405, 'method_not_allowed', { close: true, headers: { allow: [...route.rule.forwardedMethods].join(', ') } });
+    return undefined;
+  }
+  exchange.forwarding = {
+    scheme: edge.scheme,
+    host: edge.host,
+    peerAddress: edge.peerAddress,
+    forwardedFor: edge.forwardedFor,
+    forwarded: edge.forwarded,
+    strip: route.rule.strippedFields,
+  };
+  // Accepted on its head alone: the client may now send the body it held back (RFC 9110 §10.1.1).
+  if (expectsContinue(request)) response.writeContinue();
   if ((method === 'GET' || method === 'HEAD') && route.rule.cache.enabled) return deps.cacheFlow.handle(exchange, cachingRouteOf(route));
   return forward(deps, exchange, deps.pools.get(route.rule.pool)!, method);
 }
 
 /** Passes a request the cache does not answer to the origin; a successful unsafe one invalidates. */
 async function forward(deps: DataPlaneDeps, exchange: Exchange, pool: UpstreamPool, method: string): Promise<void> {
-  const { request } = exchange;
-  const answered = await passThrough(pool, exchange, request);
+  const answered = await passThrough(pool, exchange, exchange.request);
   if (!answered) return;
-  const targets = invalidationTargets(method, answered.status, `http://${request.headers.host ?? ''}${request.url ?? '/'}`, headersFromIncoming(answered.headers));
+  const targets = invalidationTargets(method, answered.status, exchange.edge, headersFromIncoming(answered.headers));
   for (const key of targets) deps.cache.delete(key);
 }

@@ -4,16 +4,27 @@
 // Most answers (every hit) end before their handler returns, so the exchange is settled then; only an
 // answer still streaming waits for its 'close' event. A listener per response measured several µs of
 // CPU per hit.
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { AccessLog } from '../observe/access-log.js';
+import type { Logger } from '../observe/logger.js';
 import type { CacheResult, NodeMetrics, Source } from '../observe/metrics.js';
 import type { InFlightRequests } from '../node/in-flight.js';
+import type { EdgeRequest } from '../edge/client-request.js';
+import type { RejectionLog } from '../edge/rejections.js';
+import type { Forwarding } from './forward-headers.js';
 
 export interface ExchangeDeps {
   metrics: NodeMetrics;
   accessLog: AccessLog;
   inFlight: InFlightRequests;
+  /** Where svc's own error answers are explained, under the request id the client was shown. */
+  logger: Logger;
+  /** Where refused requests are logged once and counted. */
+  rejections: RejectionLog;
+  /** `limits.body_idle_timeout`: longest wait for the next byte of a request body being read. */
+  bodyIdleTimeoutMs: number;
 }
 
 export class Exchange {
@@ -22,12 +33,17 @@ export class Exchange {
   source: Source = 'origin';
   /** Body bytes handed to the client's socket, counted by the response writers. */
   bytesOut = 0;
+  /** The request in validated parts; set by the data plane before any handler sees the exchange. */
+  edge!: EdgeRequest;
+  /** What the origin is told about the request; set with `edge`, once the route is known. */
+  forwarding!: Forwarding;
   /**
    * performance.now() at the start: a double, where hrtime.bigint() allocated two BigInts per request.
    * `performance` comes from node:perf_hooks: the global one is a getter (see eslint.config.js).
    */
   private readonly startMs = performance.now();
   private finished = false;
+  private id: string | undefined;
   /** The client's socket, kept for the access log: `request.socket` is null once a request body
    * forwarded to the origin has been consumed and the connection detached. */
   private readonly socket: IncomingMessage['socket'];
@@ -35,10 +51,16 @@ export class Exchange {
   constructor(
     readonly request: IncomingMessage,
     readonly response: ServerResponse,
-    private readonly deps: ExchangeDeps,
+    readonly deps: ExchangeDeps,
   ) {
     this.socket = request.socket;
     deps.inFlight.begin();
+  }
+
+  /** Names this exchange in an error answer and in the log line that explains it; made on first use. */
+  get requestId(): string {
+    this.id ??= randomUUID();
+    return this.id;
   }
 
   /** Called once the request's handler is done: counts the exchange now, or when its answer ends. */

@@ -1,6 +1,6 @@
 // Sending a client's request on to the origin through the route's pool.
 import type { UpstreamPool, UpstreamRequest, UpstreamResponse } from '../upstream/upstream-pool.js';
-import { originRequestHeaders, responseFieldsFromOrigin, withVia } from './forward-headers.js';
+import { originRequestHeaders, responseFieldsFromOrigin, withVia, type Forwarding } from './forward-headers.js';
 
 /**
  * Request fields that make the origin answer something other than the whole current representation.
@@ -10,10 +10,13 @@ const PARTIAL_OR_CONDITIONAL = ['range', 'if-range', 'if-none-match', 'if-modifi
 
 /** What svc forwards of a client request; a background refresh builds one with no client. */
 export interface OriginRequest {
-  /** Path and query, as the client sent them. */
+  /** Origin-form path and query, as the client sent them. */
   path: string;
   /** The client's raw header list (name, value, name, value…). */
   rawHeaders: readonly string[];
+  /** What svc tells the origin about the request (Host, X-Forwarded-*, stripped fields). */
+  forwarding: Forwarding;
+  /** Whose budget of in-flight origin requests this one counts against; '' for svc's own. */
   clientAddress: string;
 }
 
@@ -42,7 +45,7 @@ export async function fetchFromOrigin(
   fetch: OriginFetch,
   now: () => number,
 ): Promise<OriginAnswer> {
-  const headers = originRequestHeaders(request.rawHeaders, request.clientAddress, 'http');
+  const headers = originRequestHeaders(request.rawHeaders, request.forwarding);
   if (fetch.forCache) for (const name of PARTIAL_OR_CONDITIONAL) delete headers[name];
   if (fetch.validators?.etag) headers['if-none-match'] = fetch.validators.etag;
   if (fetch.validators?.lastModified) headers['if-modified-since'] = fetch.validators.lastModified;
@@ -51,6 +54,7 @@ export async function fetchFromOrigin(
     method: fetch.method,
     path: request.path,
     headers,
+    clientAddress: request.clientAddress,
     ...(fetch.signal ? { signal: fetch.signal } : {}),
     onInformational: fetch.onInformational,
   });

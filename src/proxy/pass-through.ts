@@ -2,12 +2,12 @@
 // answers): forwarded to the origin with their body, and the answer streamed back as it arrives.
 import type { IncomingMessage } from 'node:http';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
-import { UpstreamError } from '../upstream/upstream-error.js';
 import { originRequestHeaders, responseFieldsFromOrigin, withVia } from './forward-headers.js';
 import type { Exchange } from './exchange.js';
 import { relayAndCollect } from './body-relay.js';
 import { relayInformational } from './informational.js';
-import { sendProxyError } from './respond.js';
+import { guardBody, type GuardedBody } from './request-body.js';
+import { rejectRequest, sendUpstreamFailure } from './respond.js';
 
 export interface PassThroughResult {
   status: number;
@@ -27,12 +27,15 @@ export async function passThrough(
 ): Promise<PassThroughResult | undefined> {
   exchange.served(cacheResult, 'origin');
   const hasBody = request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined;
+  let body: GuardedBody | undefined;
   try {
+    body = hasBody ? guardBody(request, exchange.deps.bodyIdleTimeoutMs) : undefined;
     const answer = await pool.request({
       method: request.method ?? 'GET',
-      path: request.url ?? '/',
-      headers: originRequestHeaders(request.rawHeaders, request.socket.remoteAddress ?? '', 'http'),
-      body: hasBody ? request : undefined,
+      path: exchange.edge.pathAndQuery,
+      headers: originRequestHeaders(request.rawHeaders, exchange.forwarding),
+      body: body?.stream,
+      clientAddress: exchange.edge.clientAddress,
       onInformational: relayInformational(exchange),
     });
     const fields = withVia(responseFieldsFromOrigin(answer.headers));
@@ -46,8 +49,12 @@ export async function passThrough(
     }
     return { status: answer.statusCode, headers: answer.headers };
   } catch (error) {
-    const failure = error instanceof UpstreamError ? error : new UpstreamError('upstream_error', 'origin request failed', { cause: error });
-    sendProxyError(exchange, failure.status, failure.message);
+    if (body?.timedOut()) {
+      // The rest of the body will not be read: the connection cannot carry another request.
+      rejectRequest(exchange, 408, 'body_idle_timeout', { close: true });
+      return undefined;
+    }
+    sendUpstreamFailure(exchange, error, { close: hasBody });
     return undefined;
   }
 }

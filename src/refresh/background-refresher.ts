@@ -265,7 +265,7 @@ export class BackgroundRefresher {
     }
     if (entry.status >= 400) return this.#skip(record, 'negative');
     if (!this.#isFresh(entry, now)) return this.#skip(record, 'stale');
-    const request = originRequestOf(record.request);
+    const request = originRequestOf(record.request, record.key);
     if (request === undefined) return this.#skip(record, 'bad_url');
     if (this.#inFlightCount >= this.#concurrency) return this.#retryLater(record, now, 'semaphore_full');
     if (!this.#bucket.tryTake()) return this.#retryLater(record, now, 'rate_limited');

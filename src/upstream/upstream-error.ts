@@ -1,7 +1,9 @@
 // Why an origin fetch failed, classified for the client status (spec-free, RFC 9110 §15.6):
-// a refused or broken connection is 502 Bad Gateway, an origin too slow to answer is 504.
+// a refused or broken connection is 502 Bad Gateway, an origin too slow to answer is 504, and so is a
+// pool with no connection free in time; a client over its own budget of origin requests gets 429.
+// Messages name the origin for the log; clients never see them (src/proxy/respond.ts).
 
-export type UpstreamErrorCode = 'upstream_refused' | 'upstream_timeout' | 'upstream_error';
+export type UpstreamErrorCode = 'upstream_refused' | 'upstream_timeout' | 'upstream_error' | 'upstream_busy' | 'client_busy';
 
 export class UpstreamError extends Error {
   override readonly name = 'UpstreamError';
@@ -13,8 +15,9 @@ export class UpstreamError extends Error {
     super(message, options);
   }
 
-  get status(): 502 | 504 {
-    return this.code === 'upstream_timeout' ? 504 : 502;
+  get status(): 429 | 502 | 504 {
+    if (this.code === 'client_busy') return 429;
+    return this.code === 'upstream_timeout' || this.code === 'upstream_busy' ? 504 : 502;
   }
 }
 

@@ -43,8 +43,16 @@ describe('admin API v1', () => {
     assert.equal(header(await get('/p1'), 'x-cache'), 'HIT');
     const answer = await call('POST', '/v1/purge', { body: { url: `${svc.dataUrl}/p1` } });
     assert.equal(answer.status, 200);
-    assert.deepEqual(answer.json, { status: 'purged' });
+    const authority = new URL(svc.dataUrl).host;
+    assert.deepEqual(answer.json, { status: 'purged', count: 1, keys: [`http://${authority}/p1`, `https://${authority}/p1`] });
     assert.equal(header(await get('/p1'), 'x-cache'), 'MISS');
+  });
+
+  test('POST /v1/purge of a URL that matches nothing answers count 0 and the keys it looked at', async () => {
+    const answer = await call('POST', '/v1/purge', { body: { url: `${svc.dataUrl}/never/./stored` } });
+    assert.equal(answer.status, 200);
+    const authority = new URL(svc.dataUrl).host;
+    assert.deepEqual(answer.json, { status: 'purged', count: 0, keys: [`http://${authority}/never/./stored`, `https://${authority}/never/./stored`] });
   });
 
   test('POST /v1/purge/batch purges the valid URLs and counts the others in failed', async () => {
@@ -98,7 +106,8 @@ describe('admin API v1', () => {
     assert.equal(header(await get('/validated'), 'x-cache'), 'HIT');
     const answer = await call('POST', '/v1/refresh', { body: { url: `${svc.dataUrl}/validated` } });
     assert.equal(answer.status, 200);
-    assert.deepEqual(answer.json, { status: 'refreshed' });
+    const authority = new URL(svc.dataUrl).host;
+    assert.deepEqual(answer.json, { status: 'refreshed', count: 1, keys: [`http://${authority}/validated`, `https://${authority}/validated`] });
     const next = await get('/validated');
     assert.equal(header(next, 'x-cache'), 'REVALIDATED');
     assert.equal(next.body, 'body of /validated');

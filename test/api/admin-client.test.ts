@@ -57,11 +57,12 @@ describe('admin client against a node', () => {
   test('every operation answers its typed body', async () => {
     const client = createAdminClient({ server: svc.adminUrl, token: TOKEN });
     await fetchRaw(`${svc.dataUrl}/one`);
-    assert.deepEqual(await client.purge(`${svc.dataUrl}/one`), { status: 'purged' });
+    const authority = new URL(svc.dataUrl).host;
+    assert.deepEqual(await client.purge(`${svc.dataUrl}/one`), { status: 'purged', count: 1, keys: [`http://${authority}/one`, `https://${authority}/one`] });
     assert.deepEqual(await client.purgeBatch([`${svc.dataUrl}/one`, 'bad']), { status: 'purged', count: 0, failed: 1 });
     await fetchRaw(`${svc.dataUrl}/two`);
     assert.deepEqual(await client.ban({ surrogate_key: 'b' }), { status: 'banned', count: 1 });
-    assert.deepEqual(await client.refresh(`${svc.dataUrl}/two`), { status: 'refreshed' });
+    assert.deepEqual(await client.refresh(`${svc.dataUrl}/two`), { status: 'refreshed', count: 0, keys: [`http://${authority}/two`, `https://${authority}/two`] });
     assert.deepEqual(await client.authCheck(), { status: 'ok' });
     assert.equal((await client.stats()).invalidations.purge_batch, 1);
     assert.equal((await client.config()).listen, '127.0.0.1:0');

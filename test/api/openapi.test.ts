@@ -230,6 +230,16 @@ describe('docs/openapi.yaml', () => {
     await check({ operation: 'GET /debug/pprof/profile', status: 409, path: '/debug/pprof/profile?seconds=1' });
     await running;
 
+    // Past admin.auth_failure_limit (10) wrong tokens from this address, every token-protected
+    // operation answers 429, whatever it is asked (the token is checked first).
+    for (let i = 0; i < 10; i++) await adminCall(svc.adminUrl, 'GET', '/v1/auth/check', { token: 'wrong' });
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const name = `${method.toUpperCase()} ${path}`;
+        if (operation.responses['429'] !== undefined && mounted.includes(name)) await check({ operation: name, status: 429 });
+      }
+    }
+
     // Last, since it takes the node out of service: drain, then readiness is 503.
     await check({ operation: 'GET /drain', status: 200 });
     await check({ operation: 'GET /readyz', status: 503 });

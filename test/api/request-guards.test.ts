@@ -8,6 +8,9 @@ import { request as rawRequest } from 'node:http';
 import { AdminRouter } from '../../src/admin/router.js';
 import { createAdminServer } from '../../src/admin/admin-server.js';
 import { createTokenCheck, requireToken } from '../../src/admin/auth.js';
+import { AuthFailureLimiter } from '../../src/admin/auth-failures.js';
+import { createRejectionLog } from '../../src/edge/rejections.js';
+import { NodeMetrics } from '../../src/observe/metrics.js';
 import { readJsonBody } from '../../src/admin/json-body.js';
 import { sendJson } from '../../src/admin/json-response.js';
 import { purgeBatchRequestSchema, banRequestSchema } from '../../src/api/requests.js';
@@ -30,11 +33,21 @@ describe('admin request guards', () => {
 
   before(async () => {
     const router = new AdminRouter();
-    const check = createTokenCheck(TOKEN);
+    const metrics = new NodeMetrics();
+    const logger = createLogger({ destination: logs, level: 'trace' });
+    const rejections = createRejectionLog('admin', logger, metrics.edge.rejected);
+    const guard = { limiter: new AuthFailureLimiter({ limit: 100, windowMs: 60_000, now: Date.now }), counter: metrics.edge.adminAuthFailures, logger, rejections };
+    const check = createTokenCheck(TOKEN, guard);
     router.on('GET', '/guarded', requireToken(check, (_request, response) => sendJson(response, 200, { status: 'ok' })));
     router.on('POST', '/batch', async (request, response) => sendJson(response, 200, await readJsonBody(request.raw, purgeBatchRequestSchema)));
     router.on('POST', '/ban', async (request, response) => sendJson(response, 200, await readJsonBody(request.raw, banRequestSchema)));
-    server = createAdminServer(router, createLogger({ destination: logs, level: 'trace' }));
+    server = createAdminServer(router, {
+      logger,
+      limits: { maxHeaderBytes: 16_384, headerTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000 },
+      bodyIdleTimeoutMs: 30_000,
+      rejections,
+      smugglingRejected: metrics.smugglingRejected,
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -74,7 +87,15 @@ describe('admin request guards', () => {
   });
 
   test('createTokenCheck refuses an empty admin token', () => {
-    assert.throws(() => createTokenCheck(''), /must not be empty/);
+    const metrics = new NodeMetrics();
+    const logger = createLogger({ destination: logs });
+    const guard = {
+      limiter: new AuthFailureLimiter({ limit: 1, windowMs: 1, now: Date.now }),
+      counter: metrics.edge.adminAuthFailures,
+      logger,
+      rejections: createRejectionLog('admin', logger, metrics.edge.rejected),
+    };
+    assert.throws(() => createTokenCheck('', guard), /must not be empty/);
   });
 
   const post = (path: string, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>

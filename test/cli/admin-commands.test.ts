@@ -42,10 +42,11 @@ describe('svc purge, ban and refresh', () => {
     await fetchRaw(`${svc.dataUrl}/one`);
     const text = await withToken(['purge', `${svc.dataUrl}/one`]);
     assert.equal(text.code, 0, text.stderr);
-    assert.equal(text.stdout, `purged ${svc.dataUrl}/one\n`);
+    assert.equal(text.stdout, `purged ${svc.dataUrl}/one (1 stored variants removed)\n`);
     assert.equal(await cacheState('/one'), 'MISS');
     const json = await withToken(['purge', `${svc.dataUrl}/one`, '--output', 'json']);
-    assert.deepEqual(JSON.parse(json.stdout), { status: 'purged' });
+    const authority = new URL(svc.dataUrl).host;
+    assert.deepEqual(JSON.parse(json.stdout), { status: 'purged', count: 1, keys: [`http://${authority}/one`, `https://${authority}/one`] });
   });
 
   test('the token falls back to SVC_ADMIN_TOKEN', async () => {
@@ -147,7 +148,8 @@ describe('svc purge, ban and refresh', () => {
     await fetchRaw(`${svc.dataUrl}/fresh`);
     const run = await withToken(['refresh', `${svc.dataUrl}/fresh`, '--output', 'json']);
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(JSON.parse(run.stdout), { status: 'refreshed' });
+    const authority = new URL(svc.dataUrl).host;
+    assert.deepEqual(JSON.parse(run.stdout), { status: 'refreshed', count: 1, keys: [`http://${authority}/fresh`, `https://${authority}/fresh`] });
     assert.notEqual(await cacheState('/fresh'), 'HIT');
   });
 

@@ -97,7 +97,7 @@ test('validate prints every problem on stderr, one per line, and exits 1', async
   assert.deepEqual(outcome.stderr.trimEnd().split('\n'), [
     'admin.listen: expected host:port, got "9000"',
     'pools[0].upstreams[1]: expected an http(s)://host:port URL, got "ftp://x"',
-    'routes[2].cache.colour: unknown key "colour" at routes[2].cache (allowed: enabled, ttl_override, stale_while_revalidate, stale_if_error)',
+    'routes[2].cache.colour: unknown key "colour" at routes[2].cache (allowed: enabled, ttl_override, stale_while_revalidate, stale_if_error, max_error_ttl)',
     'routes[2].cache.ttl_override: expected a duration like "30s", got "30 seconds"',
   ]);
 });

@@ -13,6 +13,7 @@ import {
   parseConfigText,
 } from '../../src/config/index.js';
 import { fixturePath, repoPath } from './fixture-path.js';
+import { DEFAULT_STRIPPED_REQUEST_FIELDS } from '../../src/config/edge-defaults.js';
 
 /** The smallest valid configuration, as a fresh object each test may change. */
 function minimal(): Record<string, unknown> {
@@ -53,7 +54,7 @@ describe('defaults', () => {
       hot_max_bytes: 268_435_456,
       max_object_bytes: 8_388_608,
       stale_if_unreachable: 300_000,
-      admin: { listen: '127.0.0.1:9000', pprof_enabled: false },
+      admin: { listen: '127.0.0.1:9000', pprof_enabled: false, auth_failure_limit: 10, auth_failure_window: 60_000 },
       pools: [
         {
           name: 'origin',
@@ -61,6 +62,8 @@ describe('defaults', () => {
           connect_timeout: 2000,
           response_timeout: 30_000,
           connections: 64,
+          upload_connections: 16,
+          queue_timeout: 5_000,
         },
       ],
       routes: [
@@ -68,13 +71,17 @@ describe('defaults', () => {
           name: 'all',
           match: { path_prefix: '/' },
           pool: 'origin',
-          cache: { enabled: true },
+          cache: { enabled: true, max_error_ttl: 10_000 },
           refresh_before_expiry: false,
           refresh_min_hits: 2,
+          methods: ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'],
+          strip_request_headers: [...DEFAULT_STRIPPED_REQUEST_FIELDS],
         },
       ],
       tracing: { endpoint: '', service_name: 'svc', sampling_rate: 1 },
       log: { format: 'json', access_query: 'omit' },
+      trusted_proxies: [],
+      limits: { max_header_bytes: 16_384, header_timeout: 10_000, body_idle_timeout: 30_000, keep_alive_timeout: 5_000, max_in_flight_per_client: 32 },
     });
   });
 
@@ -122,7 +129,14 @@ describe('a file setting every key', () => {
       ttl_override: 3_600_000,
       stale_while_revalidate: 30_000,
       stale_if_error: 300_000,
+      max_error_ttl: 5_000,
     });
+    assert.deepEqual(config.routes[0]?.methods, ['GET', 'HEAD', 'PURGE']);
+    assert.deepEqual(config.routes[0]?.strip_request_headers, ['cookie']);
+    assert.deepEqual([config.pools[0]?.upload_connections, config.pools[0]?.queue_timeout], [4, 2_000]);
+    assert.deepEqual([config.admin.auth_failure_limit, config.admin.auth_failure_window], [5, 300_000]);
+    assert.deepEqual(config.trusted_proxies, ['10.0.0.0/8', 'fd00::/8']);
+    assert.deepEqual(config.limits, { max_header_bytes: 8_192, header_timeout: 5_000, body_idle_timeout: 10_000, keep_alive_timeout: 75_000, max_in_flight_per_client: 8 });
     assert.deepEqual(config.routes[0]?.match, { path_prefix: '/static/', host: 'www.example.com' });
     assert.equal(config.routes[1]?.name, '');
     assert.equal(config.routes[1]?.cache.enabled, false);
@@ -337,7 +351,7 @@ describe('unknown keys are errors at every level', () => {
     const cacheIssue = issues.find((issue) => issue.path === 'routes[0].cache.colour');
     assert.equal(
       cacheIssue?.message,
-      'unknown key "colour" at routes[0].cache (allowed: enabled, ttl_override, stale_while_revalidate, stale_if_error)',
+      'unknown key "colour" at routes[0].cache (allowed: enabled, ttl_override, stale_while_revalidate, stale_if_error, max_error_ttl)',
     );
     assert.match(issues.find((issue) => issue.path === 'colour')?.message ?? '', /^unknown key "colour" at the top level /);
   });

@@ -12,10 +12,12 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { AdminRouter } from '../../src/admin/router.js';
 import { createAdminServer } from '../../src/admin/admin-server.js';
+import { AuthFailureLimiter } from '../../src/admin/auth-failures.js';
 import { DashboardSessions, SESSION_LIFETIME_MS } from '../../src/admin/dashboard/dashboard-session.js';
 import { mountDashboardRoutes } from '../../src/admin/dashboard/dashboard-routes.js';
 import { NodeMetrics } from '../../src/observe/metrics.js';
 import { createLogger } from '../../src/observe/logger.js';
+import { createRejectionLog } from '../../src/edge/rejections.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { LogCapture, startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { fetchRaw, header, type Answer } from '../support/http.js';
@@ -238,14 +240,24 @@ describe('sessions across time, admin tokens and TLS', () => {
 
   test('over TLS the session cookie is also Secure', async () => {
     const router = new AdminRouter();
+    const metrics = new NodeMetrics();
+    const logger = createLogger({ destination: new LogCapture() });
+    const rejections = createRejectionLog('admin', logger, metrics.edge.rejected);
     mountDashboardRoutes(router, {
       sessions: new DashboardSessions({ adminToken: () => TOKEN, now: Date.now }),
       adminToken: { value: TOKEN },
-      registry: new NodeMetrics().registry,
+      authGuard: { limiter: new AuthFailureLimiter({ limit: 10, windowMs: 60_000, now: Date.now }), counter: metrics.edge.adminAuthFailures, logger, rejections },
+      registry: metrics.registry,
       capacities: () => ({ hotMaxBytes: 1024, warmMaxBytes: undefined }),
       nodeName: undefined,
     });
-    const http = createAdminServer(router, createLogger({ destination: new LogCapture() }));
+    const http = createAdminServer(router, {
+      logger,
+      limits: { maxHeaderBytes: 16_384, headerTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000 },
+      bodyIdleTimeoutMs: 30_000,
+      rejections,
+      smugglingRejected: metrics.smugglingRejected,
+    });
     const tls: TlsServer = createTlsServer(
       { key: readFileSync(`${TLS_DIR}node.key`), cert: readFileSync(`${TLS_DIR}node.crt`) },
       (socket) => http.emit('connection', socket),

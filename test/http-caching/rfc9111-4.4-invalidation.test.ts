@@ -65,6 +65,26 @@ describe('RFC 9111 §4.4 invalidation through svc', { timeout: 60_000 }, () => {
     assert.equal(await xCache('/invalidate/failing'), 'HIT');
   });
 
+  test('svc: a method the route does not forward (PURGE from the internet) gets 405 and invalidates nothing (issue 14)', async () => {
+    await cache('/invalidate/purge-attempt');
+    const attempts = f.originRequests('/invalidate/purge-attempt').length;
+    for (const method of ['PURGE', 'TRACE', 'PROPFIND']) {
+      const answer = await f.get('/invalidate/purge-attempt', { method });
+      assert.equal(answer.status, 405, method);
+      assert.match(header(answer, 'allow') ?? '', /GET, HEAD, OPTIONS, POST, PUT, PATCH, DELETE/);
+    }
+    assert.equal(f.originRequests('/invalidate/purge-attempt').length, attempts, 'never forwarded');
+    assert.equal(await xCache('/invalidate/purge-attempt'), 'HIT');
+  });
+
+  test('svc: a Location on the same host but another scheme is never invalidated', async () => {
+    await cache('/invalidate/other-scheme');
+    const host = new URL(f.svc.dataUrl).host;
+    f.on('/invalidate/scheme-redirect', { status: 303, headers: { location: `https://${host}/invalidate/other-scheme` }, body: '' });
+    assert.equal((await f.get('/invalidate/scheme-redirect', { method: 'POST', body: '{}' })).status, 303);
+    assert.equal(await xCache('/invalidate/other-scheme'), 'HIT');
+  });
+
   test('svc: safe methods other than GET and HEAD invalidate nothing', async () => {
     await cache('/invalidate/options');
     f.on('/invalidate/options', (request) =>

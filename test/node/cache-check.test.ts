@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { entrySizeBytes, type CacheEntry } from '../../src/cache/entry.js';
-import { storedKeyOfUrl } from '../../src/cache/policy/cache-key.js';
+import { keyOfUrl } from '../../src/invalidation/url-key.js';
 import { TieredCache } from '../../src/cache/tiered-cache.js';
 import { createCacheCheck } from '../../src/node/cache-check.js';
 import { createHotStore } from '../../src/store/hot-store.js';
@@ -12,7 +12,7 @@ import { makeEntry } from '../store/entry-fixture.js';
 
 test('a cachecheck leaves the eviction order as it was', async () => {
   const urls = [0, 1, 2, 3].map((i) => `http://example.com/${i}`);
-  const [a, b, c, d] = urls.map((url) => makeEntry({ key: storedKeyOfUrl(new URL(url)), body: randomBytes(200) })) as [
+  const [a, b, c, d] = urls.map((url) => makeEntry({ key: keyOfUrl(url)!, body: randomBytes(200) })) as [
     CacheEntry,
     CacheEntry,
     CacheEntry,

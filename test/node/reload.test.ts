@@ -1,6 +1,6 @@
 // Issue 21 item 4: a configuration reload changes routes, pools, cache settings, the admin token and
 // the access log without dropping connections or the cache; what needs a restart, or a file that is
-// invalid, is refused whole and the node stays as it was.
+// invalid, is refused whole and the node stays as it was. The edge keys of issue 14 too.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -155,6 +155,60 @@ describe('configuration reload', () => {
     const served = await fetchRaw(`${svc.dataUrl}/other/served`);
     assert.equal(served.body, 'b/other/served', 'the node serves on its last good configuration');
     assert.equal(await metric(svc, 'svc_config_reloads_total{result="invalid"}'), 'svc_config_reloads_total{result="invalid"} 2');
+  });
+
+  test('edge keys: route methods and stripped fields, pool upload options and trusted_proxies apply; limits and the wrong-token limit need a restart', async () => {
+    const origin = await startTestOrigin((request) => ({
+      headers: { 'cache-control': 'no-store' },
+      body: `${request.method} ${request.url}`,
+      ...(request.url === '/upload/slow' ? { delayMs: 2_000 } : {}),
+    }));
+    const edge = await startSvc([origin.url], { reloadable: true });
+    const file = JSON.parse(await readFile(edge.configFile!, 'utf8')) as Record<string, unknown> & { admin: Record<string, unknown> };
+    const reloadEdge = async (changes: Record<string, unknown>): ReturnType<SvcUnderTest['node']['reload']> => {
+      await writeFile(edge.configFile!, JSON.stringify({ ...file, ...changes }));
+      return edge.node.reload();
+    };
+    const lastSeen = (): Record<string, unknown> => origin.requests.at(-1)!.headers;
+    try {
+      assert.equal((await fetchRaw(`${edge.dataUrl}/page`, { method: 'PURGE' })).status, 405);
+      await fetchRaw(`${edge.dataUrl}/page`, { headers: { 'x-drop-me': '1', 'x-forwarded-for': '203.0.113.7' } });
+      assert.equal(lastSeen()['x-drop-me'], '1');
+      assert.equal(lastSeen()['x-forwarded-for'], '127.0.0.1', 'no proxy is trusted yet');
+
+      const outcome = await reloadEdge({
+        pools: [{ name: 'origin', upstreams: [origin.url], upload_connections: 1, queue_timeout: '200ms' }],
+        routes: [{ name: 'main', match: { path_prefix: '/' }, pool: 'origin', methods: ['GET', 'HEAD', 'POST', 'PURGE'], strip_request_headers: ['x-drop-me'] }],
+        trusted_proxies: ['127.0.0.0/8'],
+      });
+      assert.deepEqual(outcome.changed, ['pools', 'routes', 'trusted_proxies']);
+      assert.equal((await fetchRaw(`${edge.dataUrl}/page`, { method: 'PURGE' })).status, 200, 'routes[].methods after the reload');
+      await fetchRaw(`${edge.dataUrl}/page`, { headers: { 'x-drop-me': '1', 'x-forwarded-for': '203.0.113.7' } });
+      assert.equal(lastSeen()['x-drop-me'], undefined, 'routes[].strip_request_headers after the reload');
+      assert.equal(lastSeen()['x-forwarded-for'], '203.0.113.7, 127.0.0.1', 'trusted_proxies after the reload');
+
+      // One upload connection, 200 ms to wait for it: a second upload behind a slow one gets 504.
+      const slow = fetchRaw(`${edge.dataUrl}/upload/slow`, { method: 'POST', body: 'a' });
+      while (!origin.requests.some((request) => request.url === '/upload/slow')) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.equal((await fetchRaw(`${edge.dataUrl}/upload/queued`, { method: 'POST', body: 'b' })).status, 504, 'pools[].upload_connections and queue_timeout');
+      assert.equal((await slow).status, 200);
+
+      await assert.rejects(
+        reloadEdge({ limits: { max_header_bytes: 32_768 }, admin: { ...file.admin, auth_failure_limit: 3 } }),
+        (error: unknown) => {
+          assert.ok(error instanceof ReloadRefusedError);
+          assert.deepEqual(error.reasons, [
+            'admin.auth_failure_limit cannot change without a restart: the wrong-token limiter is set up at startup, and one rebuilt would forget the addresses it limits (10 → 3)',
+            'limits cannot change without a restart: the listeners are created with their header, body and keep-alive limits at startup, and every upstream pool shares the per-client budget made then',
+          ]);
+          return true;
+        },
+      );
+      assert.equal(edge.node.config().limits.max_header_bytes, 16_384);
+    } finally {
+      await edge.stop();
+      await origin.close();
+    }
   });
 
   test('SVC_ADMIN_TOKEN keeps precedence over a reloaded admin.token; removing admin.token generates one', async () => {

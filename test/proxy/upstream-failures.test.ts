@@ -16,12 +16,18 @@ async function closedPort(): Promise<number> {
 }
 
 describe('upstream failures', () => {
-  test('a refused connection gives 502', async () => {
-    const svc = await startSvc([`http://127.0.0.1:${await closedPort()}`]);
+  test('a refused connection gives 502; the body names no origin, the log line under its request id does', async () => {
+    const port = await closedPort();
+    const svc = await startSvc([`http://127.0.0.1:${port}`]);
     try {
       const answer = await fetchRaw(`${svc.dataUrl}/refused`);
       assert.equal(answer.status, 502);
-      assert.match(answer.body, /refused/);
+      assert.doesNotMatch(answer.body, new RegExp(`${port}|127\\.0\\.0\\.1|refused|ECONN`));
+      const requestId = /^svc: 502 Bad Gateway \(request id ([0-9a-f-]{36})\)\n$/.exec(answer.body)?.[1];
+      assert.ok(requestId, answer.body);
+      const line = svc.logs.lines.find((logged) => logged.request_id === requestId);
+      assert.equal(line?.msg, 'request failed');
+      assert.match(String(line?.detail), new RegExp(`127\\.0\\.0\\.1:${port} refused`));
     } finally {
       await svc.stop();
     }

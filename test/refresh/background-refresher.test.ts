@@ -9,13 +9,12 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { decideReuse } from '../../src/cache/policy/reuse.js';
 import { NO_REQUEST_DIRECTIVES } from '../../src/cache/policy/request-directives.js';
-import { primaryKey } from '../../src/cache/policy/cache-key.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { BackgroundRefresher } from '../../src/refresh/background-refresher.js';
 import { SKIP_REASONS } from '../../src/refresh/refresh-metrics.js';
 import { RefreshOptionError } from '../../src/refresh/errors.js';
 import { REGISTRY_FILE_NAME, readRegistryFile } from '../../src/refresh/registry-file.js';
-import { HOST, ROUTE, startObjectOrigin, startRig, type OriginObject, type Rig, type RigOptions } from './support/refresh-rig.js';
+import { clientRequest, HOST, httpKey, ROUTE, startObjectOrigin, startRig, type OriginObject, type Rig, type RigOptions } from './support/refresh-rig.js';
 import { ManualTime } from './support/manual-time.js';
 
 const DUE_MS = 90_000;
@@ -174,7 +173,7 @@ describe('refresh errors leave the entry to the request path', () => {
       rig.objects.get('/p')!.reply = { status: 304, headers: { etag: '"v1"', date: rig.time.httpDate() }, delayMs: 100 };
       rig.time.advance(DUE_MS);
       assert.equal(await rig.value('svc_refresh_in_flight'), 1);
-      rig.cache.delete(primaryKey('http', HOST, '/p'));
+      rig.cache.delete(httpKey(HOST, '/p'));
       await rig.refresher.settled();
       assert.equal(rig.stored('/p'), undefined);
       assert.equal(await rig.value('svc_refresh_errors_total', { error_type: 'superseded' }), 1);
@@ -198,7 +197,7 @@ describe('every skip reason', () => {
   test('not_found: the entry was purged before its refresh came due', () =>
     withRig({}, async (rig) => {
       popular(rig, '/gone');
-      rig.cache.delete(primaryKey('http', HOST, '/gone'));
+      rig.cache.delete(httpKey(HOST, '/gone'));
       await rig.advance(DUE_MS);
       assert.equal(await rig.skips('not_found'), 1);
       assert.equal(rig.origin.requests.length, 0);
@@ -215,7 +214,7 @@ describe('every skip reason', () => {
   test('stale: the entry was soft-purged (refresh) before its refresh came due', () =>
     withRig({}, async (rig) => {
       popular(rig, '/soft');
-      rig.cache.rewriteVariants(primaryKey('http', HOST, '/soft'), (entry) => ({ ...entry, forcedStale: true }));
+      rig.cache.rewriteVariants(httpKey(HOST, '/soft'), (entry) => ({ ...entry, forcedStale: true }));
       await rig.advance(DUE_MS);
       assert.equal(await rig.skips('stale'), 1);
       assert.equal(rig.origin.requests.length, 0);
@@ -248,7 +247,7 @@ describe('every skip reason', () => {
     withRig({}, async (rig) => {
       rig.objects.set('/nohost', { body: 'x', etag: '"x"' });
       const entry = rig.fill('/nohost');
-      const request = { path: '/nohost', rawHeaders: [], clientAddress: '127.0.0.1' };
+      const request = clientRequest('/nohost', '');
       rig.refresher.onServedFromCache(entry, request, rig.route);
       rig.refresher.onServedFromCache(entry, request, rig.route);
       await rig.advance(DUE_MS);
@@ -426,7 +425,7 @@ describe('lifecycle', () => {
     withRig({}, async (rig) => {
       rig.objects.set('/other', { body: 'o', etag: '"o"' });
       const entry = rig.fill('/other');
-      const request = { path: '/other', rawHeaders: ['host', HOST], clientAddress: '' };
+      const request = clientRequest('/other', HOST);
       rig.refresher.onServedFromCache(entry, request, { ...rig.route, label: 'not-refreshed' });
       assert.equal(await rig.value('svc_refresh_registry_size'), 0);
       assert.equal(await rig.value('svc_refresh_registry_size', { route: 'not-refreshed' }), undefined);

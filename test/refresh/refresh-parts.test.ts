@@ -8,6 +8,7 @@ import { DueQueue } from '../../src/refresh/due-queue.js';
 import { originRequestOf, refetchRequestOf } from '../../src/refresh/refetch-request.js';
 import { RefreshRegistry, recordId, type RegistryRecord } from '../../src/refresh/refresh-registry.js';
 import { RefreshOptionError } from '../../src/refresh/errors.js';
+import { clientRequest } from './support/refresh-rig.js';
 
 describe('refresh timing (RFC 9111 §4.2.3 current_age)', () => {
   const cases = [
@@ -77,15 +78,16 @@ describe('DueQueue', () => {
 });
 
 describe('refetch request', () => {
-  test('keeps the Host and the fields the Vary names, nothing else', () => {
+  test('keeps the keyed authority and the fields the Vary names, nothing else', () => {
     const refetch = refetchRequestOf(
-      { path: '/a?b=1', rawHeaders: ['Host', 'shop.example', 'Accept-Encoding', 'gzip', 'Cookie', 'secret=1', 'Accept-Language', 'fr'], clientAddress: '10.0.0.1' },
+      clientRequest('/a?b=1', 'shop.example', ['Accept-Encoding', 'gzip', 'Cookie', 'secret=1', 'Accept-Language', 'fr']),
       ['accept-encoding', 'accept-language'],
     );
     assert.deepEqual(refetch, { path: '/a?b=1', host: 'shop.example', varyFields: ['Accept-Encoding', 'gzip', 'Accept-Language', 'fr'] });
-    assert.deepEqual(originRequestOf(refetch), {
+    assert.deepEqual(originRequestOf(refetch, 'https://shop.example/a?b=1'), {
       path: '/a?b=1',
-      rawHeaders: ['host', 'shop.example', 'Accept-Encoding', 'gzip', 'Accept-Language', 'fr'],
+      rawHeaders: ['Accept-Encoding', 'gzip', 'Accept-Language', 'fr'],
+      forwarding: { scheme: 'https', host: 'shop.example', peerAddress: '', forwardedFor: undefined, forwarded: undefined, strip: new Set() },
       clientAddress: '',
     });
   });
@@ -97,7 +99,7 @@ describe('refetch request', () => {
     ['a bad port', 'shop.example:99999', '/a'],
   ] as const) {
     test(`no origin request for ${name}`, () => {
-      assert.equal(originRequestOf({ path, host, varyFields: [] }), undefined);
+      assert.equal(originRequestOf({ path, host, varyFields: [] }, `http://shop.example/a`), undefined);
     });
   }
 });

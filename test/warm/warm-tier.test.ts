@@ -12,7 +12,7 @@ import { freePort } from '../support/free-port.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { metricValue } from '../support/caching-fixture.js';
-import { primaryKey } from '../../src/cache/policy/cache-key.js';
+import { keyOfUrl } from '../../src/invalidation/url-key.js';
 import { recordId } from '../../src/store/warm/record-codec.js';
 import { openWarmTables } from '../../src/store/warm/tables.js';
 
@@ -171,7 +171,7 @@ describe('warm tier through svc', { timeout: 60_000 }, () => {
     const host = `127.0.0.1:${nodePorts.data}`;
     const damageAt = { '/heal/damaged-body': (length: number) => length - 5, '/heal/damaged-head': () => 12 };
     for (const [path, at] of Object.entries(damageAt)) {
-      const id = recordId(primaryKey('http', host, path), '');
+      const id = recordId(keyOfUrl(`http://${host}${path}`)!, '');
       const stored = tables.records.getBinary(id);
       assert.ok(stored !== undefined, `${path} is on disk`);
       const damaged = Buffer.from(stored);

@@ -38,6 +38,12 @@ export const DEFAULT_IDLE_POOL_TIMEOUT_MS = 60_000;
 const EPHEMERAL_BIND_ATTEMPTS = 20;
 /** Longer than the client's keep-alive (peer-client.ts), so the client closes idle sockets first. */
 const SERVER_KEEP_ALIVE_TIMEOUT_MS = 35_000;
+/** 10 s for a request's headers: a peer on the network sends them in milliseconds; a slowloris does not. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/** 60 s for a whole request: the largest body (16 MiB) crosses a slow LAN link well within it. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/** 16 KiB, Node's default: peer requests carry a handful of short fields. */
+export const DEFAULT_MAX_HEADER_BYTES = 16_384;
 
 export interface UdpTransportOptions {
   /** `host:port` for the UDP socket and, with `listenHttp`, the HTTP(S) listener; port 0 picks one free for both. */
@@ -55,6 +61,12 @@ export interface UdpTransportOptions {
   readonly gossipKeys?: readonly Uint8Array[];
   readonly maxDatagramBytes?: number;
   readonly maxRequestBodyBytes?: number;
+  /** Time allowed for a request's header section on the HTTP(S) listener (408 after it). */
+  readonly headersTimeoutMs?: number;
+  /** Time allowed for a whole request, body included, on the HTTP(S) listener. */
+  readonly requestTimeoutMs?: number;
+  /** Largest request header section the HTTP(S) listener reads (431 beyond). */
+  readonly maxHeaderBytes?: number;
   readonly maxResponseBodyBytes?: number;
   readonly connectionsPerPeer?: number;
   readonly connectTimeoutMs?: number;
@@ -109,6 +121,7 @@ export class UdpTransport implements Transport {
   private readonly bindAddress: HostPort;
   private readonly advertiseAddress: HostPort | null;
   private readonly listenHttp: boolean;
+  private readonly listenerLimits: { headersTimeout: number; requestTimeout: number; maxHeaderSize: number };
   private readonly tls: TlsMaterial | null;
   private readonly keyring: PacketKeyring | null;
   private readonly handlers = new Map<string, RequestHandler>();
@@ -129,6 +142,13 @@ export class UdpTransport implements Transport {
       throw new InvalidAddressError(options.advertise ?? '', 'peers cannot reach an unspecified host');
     }
     this.listenHttp = options.listenHttp ?? true;
+    const headersTimeout = positiveInteger(options.headersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS, 'headersTimeoutMs');
+    this.listenerLimits = {
+      headersTimeout,
+      // Node requires the request timeout to be at least the headers timeout.
+      requestTimeout: Math.max(headersTimeout, positiveInteger(options.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS, 'requestTimeoutMs')),
+      maxHeaderSize: positiveInteger(options.maxHeaderBytes, DEFAULT_MAX_HEADER_BYTES, 'maxHeaderBytes'),
+    };
     this.tls = options.tls ?? null;
     this.keyring = options.gossipKeys === undefined || options.gossipKeys.length === 0 ? null : new PacketKeyring(options.gossipKeys);
     const maxDatagramBytes = positiveInteger(options.maxDatagramBytes, DEFAULT_MAX_DATAGRAM_BYTES, 'maxDatagramBytes');
@@ -259,11 +279,12 @@ export class UdpTransport implements Transport {
 
   private createHttpServer(): HttpServer {
     const tls = this.tls;
+    const limits = { ...this.listenerLimits, connectionsCheckingInterval: Math.min(1_000, this.listenerLimits.headersTimeout) };
     const server =
       tls === null
-        ? createHttpServer(this.handler)
+        ? createHttpServer(limits, this.handler)
         : createHttpsServer(
-            { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: true },
+            { ...limits, cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: true },
             this.handler,
           );
     server.keepAliveTimeout = SERVER_KEEP_ALIVE_TIMEOUT_MS;

@@ -7,7 +7,7 @@ import type { TLSSocket } from 'node:tls';
 import type { Registry } from 'prom-client';
 import { buildInfo } from '../../version/build-info.js';
 import { ApiError } from '../api-error.js';
-import { createTokenCheck, requireToken } from '../auth.js';
+import { createTokenCheck, requireToken, type AuthFailureGuard } from '../auth.js';
 import { readBody, readJsonBody } from '../json-body.js';
 import { sendJson } from '../json-response.js';
 import type { AdminHandler, AdminRequest, AdminRouter } from '../router.js';
@@ -52,6 +52,8 @@ export interface DashboardRouteDeps {
   sessions: DashboardSessions;
   /** The admin token, read at each login so that a reloaded token applies at once. */
   adminToken: { readonly value: string };
+  /** The admin API's wrong-token limit: a wrong token at the login form counts as one at the API. */
+  authGuard: AuthFailureGuard;
   /** The node's metrics registry, for the Overview. */
   registry: Registry;
   /** Read at each summary: a reload may change the hot tier's capacity. */
@@ -92,7 +94,7 @@ async function readForm(request: AdminRequest): Promise<URLSearchParams> {
 export function mountDashboardRoutes(router: AdminRouter, deps: DashboardRouteDeps): void {
   const { sessions } = deps;
   const assets = new DashboardAssets();
-  const tokenCheck = createTokenCheck(deps.adminToken);
+  const tokenCheck = createTokenCheck(deps.adminToken, deps.authGuard);
   const apiCheck = acceptingSession(tokenCheck, sessions);
   const version = buildInfo().version;
 
@@ -153,12 +155,15 @@ export function mountDashboardRoutes(router: AdminRouter, deps: DashboardRouteDe
     const next = nextPage(form.get('next'));
     try {
       checkSameOrigin(request.raw.headers);
-      // The API's own check: the same constant-time comparison (and whatever guards it) as a bearer token.
-      tokenCheck({ authorization: `Bearer ${form.get('token') ?? ''}` });
+      // The API's own check: the same constant-time comparison and wrong-token limit as a bearer token.
+      tokenCheck(request.raw, form.get('token') ?? '');
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       const notice: LoginNotice = error.status === 401 ? 'wrong_token' : 'refused';
-      sendHtml(response, error.status, loginPage({ next, notice, detail: notice === 'refused' ? error.message : undefined }));
+      // Over the wrong-token limit (429), the page says when to try again and so does Retry-After.
+      const retryAfter = error.headers['Retry-After'];
+      const headers: Record<string, string> = retryAfter === undefined ? {} : { 'retry-after': retryAfter };
+      sendHtml(response, error.status, loginPage({ next, notice, detail: notice === 'refused' ? error.message : undefined }), headers);
       return;
     }
     const { cookieValue } = sessions.create();

@@ -4,6 +4,7 @@
 // pages know it) and must not come from another origin; a request with an Authorization header is
 // judged by its token alone, exactly as before.
 import type { IncomingHttpHeaders } from 'node:http';
+import type { TokenCheck } from '../auth.js';
 import { CsrfRejectedError, SESSION_COOKIE, type DashboardSessions, type Session } from './dashboard-session.js';
 
 export const CSRF_HEADER = 'x-csrf-token';
@@ -59,16 +60,16 @@ export function apiSession(sessions: DashboardSessions, headers: IncomingHttpHea
 
 /**
  * The admin API's token check, widened: a request without an Authorization header but with a session
- * cookie is let through when the session, its origin and its CSRF token are good.
+ * cookie is let through when the session, its origin and its CSRF token are good. A request judged by
+ * its token goes through `tokenCheck`, wrong-token limit included; a session is not a token guess (it
+ * was made by a login that passed that check) and is judged by the session alone.
  */
-export function acceptingSession(
-  tokenCheck: (headers: IncomingHttpHeaders) => void,
-  sessions: DashboardSessions | undefined,
-): (headers: IncomingHttpHeaders) => void {
+export function acceptingSession(tokenCheck: TokenCheck, sessions: DashboardSessions | undefined): TokenCheck {
   if (sessions === undefined) return tokenCheck;
-  return (headers) => {
+  return (request) => {
+    const { headers } = request;
     const cookieValue = headers.authorization === undefined ? sessionCookieValue(headers) : undefined;
-    if (cookieValue === undefined) tokenCheck(headers);
+    if (cookieValue === undefined) tokenCheck(request);
     else apiSession(sessions, headers, cookieValue);
   };
 }

@@ -20,6 +20,17 @@ export interface FreshnessOptions {
   readonly heuristicFraction?: number;
   /** Upper bound of a heuristic lifetime. */
   readonly heuristicMaxMs?: number;
+  /** A route's `cache.max_error_ttl`: bound of the lifetime of a capped error (isCappedError). */
+  readonly maxErrorTtlMs?: number | undefined;
+}
+
+/**
+ * A 4xx or 5xx that RFC 9110 §15.1 does not call heuristically cacheable (400, 403, 500, 503…): svc
+ * stores it only with explicit freshness, and for at most the route's `max_error_ttl`, so that an
+ * error an attacker provoked (or an origin's bad minute) cannot be served to everyone for long.
+ */
+export function isCappedError(status: number): boolean {
+  return status >= 400 && status <= 599 && !HEURISTICALLY_CACHEABLE_STATUSES.has(status);
 }
 
 /** RFC 9111 §4.2.2's "typical setting" of 10% of the time since the last modification. */
@@ -33,8 +44,9 @@ export const DEFAULT_HEURISTIC_MAX_MS = 24 * 60 * 60 * 1000;
 /**
  * The freshness lifetime svc gives a response, in order: the route's ttl_override; `s-maxage`
  * (shared caches only); `max-age`; Expires − Date (an invalid Expires means already expired, and
- * Expires is ignored when a targeted field governs, RFC 9213 §2.2); a heuristic when §4.2.2 allows one:
- * no explicit expiry, and a heuristically cacheable status or `public`.
+ * Expires is ignored when a targeted field governs, RFC 9213 §2.2); a heuristic when there is no
+ * explicit expiry and the status is heuristically cacheable. A capped error's lifetime is bounded by
+ * `maxErrorTtlMs`.
  * Date falls back to the receipt time when absent or invalid (RFC 9110 §6.6.1).
  */
 export function freshnessLifetime(
@@ -45,6 +57,20 @@ export function freshnessLifetime(
   options: FreshnessOptions = {},
 ): Freshness {
   if (options.ttlOverrideMs !== undefined) return { lifetimeMs: options.ttlOverrideMs, source: 'ttl_override' };
+  const freshness = explicitOrHeuristic(status, headers, control, responseTimeMs, options);
+  if (options.maxErrorTtlMs !== undefined && isCappedError(status) && freshness.lifetimeMs > options.maxErrorTtlMs) {
+    return { lifetimeMs: options.maxErrorTtlMs, source: freshness.source };
+  }
+  return freshness;
+}
+
+function explicitOrHeuristic(
+  status: number,
+  headers: HeaderLookup,
+  control: EffectiveCacheControl,
+  responseTimeMs: number,
+  options: FreshnessOptions,
+): Freshness {
   const { directives } = control;
   if (directives.sMaxAgeMs !== undefined) return { lifetimeMs: directives.sMaxAgeMs, source: 's-maxage' };
   if (directives.maxAgeMs !== undefined) return { lifetimeMs: directives.maxAgeMs, source: 'max-age' };
@@ -57,7 +83,9 @@ export function freshnessLifetime(
       return { lifetimeMs: Math.max(0, expiresMs - dateMs), source: 'expires' };
     }
   }
-  if (directives.public || HEURISTICALLY_CACHEABLE_STATUSES.has(status)) {
+  // RFC 9111 §4.2.2 also allows a heuristic for other statuses marked `public`; svc does not: a status
+  // that is not heuristically cacheable needs explicit freshness to be stored.
+  if (HEURISTICALLY_CACHEABLE_STATUSES.has(status)) {
     const lastModifiedMs = parseHttpDate(headers('last-modified'));
     if (lastModifiedMs !== undefined) {
       const dateMs = parseHttpDate(headers('date')) ?? responseTimeMs;

@@ -4,6 +4,7 @@ import type { CacheEntry } from '../entry.js';
 import { isStrongEntityTag } from './entity-tag.js';
 import type { HeaderLookup } from './header-lookup.js';
 import { parseHttpDate } from './http-date.js';
+import { connectionOptions, HOP_BY_HOP_FIELDS } from '../../edge/hop-by-hop.js';
 
 /**
  * Fields a 304 never replaces in the stored response (§3.2): Content-Length and the other fields the
@@ -14,29 +15,16 @@ const NEVER_UPDATED: ReadonlySet<string> = new Set([
   'content-length',
   'content-encoding',
   'content-range',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
   'proxy-authentication-info',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'upgrade',
+  ...HOP_BY_HOP_FIELDS,
 ]);
 
-function connectionOptions(fields: readonly string[]): Set<string> | undefined {
-  let options: Set<string> | undefined;
+function connectionOptionsOf(fields: readonly string[]): Set<string> | undefined {
+  const lines: string[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
-    if ((fields[i] as string).toLowerCase() !== 'connection') continue;
-    options ??= new Set();
-    for (const option of (fields[i + 1] as string).split(',')) {
-      const name = option.trim().toLowerCase();
-      if (name.length > 0) options.add(name);
-    }
+    if ((fields[i] as string).toLowerCase() === 'connection') lines.push(fields[i + 1] as string);
   }
-  return options;
+  return lines.length === 0 ? undefined : connectionOptions(lines);
 }
 
 /**
@@ -51,7 +39,7 @@ export function mergeNotModified(
   notModifiedHeaders: readonly string[],
   omitFields: readonly string[] = [],
 ): string[] {
-  const excluded = connectionOptions(notModifiedHeaders);
+  const excluded = connectionOptionsOf(notModifiedHeaders);
   const replacements: string[] = [];
   const replaced = new Set<string>();
   for (let i = 0; i + 1 < notModifiedHeaders.length; i += 2) {

@@ -1,6 +1,6 @@
 // Whether svc, a shared cache, may store a response (RFC 9111 §3, §3.5) and which fields it leaves out.
 
-import { freshnessLifetime } from './freshness.js';
+import { freshnessLifetime, isCappedError } from './freshness.js';
 import type { HeaderLookup } from './header-lookup.js';
 import { requestDirectives, type RequestDirectives } from './request-directives.js';
 import type { RouteCacheOptions } from './route-cache-options.js';
@@ -73,6 +73,9 @@ function omittedFields(control: EffectiveCacheControl): readonly string[] {
  * - Set-Cookie: a response that sets a cookie is not stored unless the origin names Set-Cookie in
  *   `private="…"` or `no-cache="…"`, in which case it is stored without it (Varnish's default; a
  *   cookie replayed to every client leaks sessions);
+ * - a status RFC 9110 §15.1 does not call heuristically cacheable is stored only with explicit
+ *   freshness (`public` alone is not enough), and a 4xx/5xx among them lives at most the route's
+ *   `max_error_ttl` (isCappedError), not at all when that is 0;
  * - a response with zero lifetime (or unqualified no-cache) is stored only if it can be reused:
  *   it has a validator, or a stale-while-revalidate / stale-if-error window;
  * - a route's ttl_override stores whatever the origin's Cache-Control, Surrogate-Control,
@@ -116,9 +119,9 @@ export function canStore(request: StoreRequest, response: StoreResponse, route: 
   if (override) return { store: true, reason: 'ttl_override', omitFields };
 
   const freshness = freshnessLifetime(status, headers, control, response.responseTimeMs, route);
-  if (freshness.source === 'none' && !directives.public && !HEURISTICALLY_CACHEABLE_STATUSES.has(status)) {
-    return refuse('not_cacheable');
-  }
+  // Other statuses need explicit freshness (`public` alone is not enough), and errors a cap above 0.
+  if (freshness.source === 'none' && !HEURISTICALLY_CACHEABLE_STATUSES.has(status)) return refuse('not_cacheable');
+  if (route.maxErrorTtlMs === 0 && isCappedError(status)) return refuse('not_cacheable');
   if (freshness.lifetimeMs === 0 || directives.noCache) {
     const hasValidator = headers('etag') !== undefined || headers('last-modified') !== undefined;
     const windows = staleWindows(control, route);

@@ -1,12 +1,14 @@
 // What of a running node a configuration reload changes (docs/operations.md "Reload"): routes and
-// pools, the hot tier's bound, the largest stored body, the admin token and the access log's query
-// strings. What the node sets up once (listeners, the warm tier, the cluster, tracing, background
-// refresh's routes) is restart-only, each with the reason the refusal quotes.
+// pools, the hot tier's bound, the largest stored body, the admin token, the access log's query
+// strings and the trusted proxies. What the node sets up once (listeners and their limits, the warm
+// tier, the cluster, tracing, background refresh's routes, the wrong-token limiter) is restart-only,
+// each with the reason the refusal quotes.
 import { isDeepStrictEqual } from 'node:util';
 import type { AdminToken } from '../../admin/admin-token.js';
 import { resolveAdminToken } from '../../admin/admin-token.js';
 import type { CacheFlow } from '../../proxy/cache-flow.js';
 import type { DataPlaneDeps } from '../../proxy/data-plane-server.js';
+import { TrustedProxies } from '../../edge/trusted-proxies.js';
 import type { AccessLog } from '../../observe/access-log.js';
 import type { Logger } from '../../observe/logger.js';
 import type { BackgroundRefresher } from '../../refresh/background-refresher.js';
@@ -20,8 +22,8 @@ export interface ReloadableParts {
   hot: HotStore;
   cacheFlow: CacheFlow;
   refresher: BackgroundRefresher | undefined;
-  /** The data plane reads `routes` and `pools` from here on every request. */
-  dataPlane: Pick<DataPlaneDeps, 'routes' | 'pools'>;
+  /** The data plane reads `routes`, `pools` and `trustedProxies` from here on every request. */
+  dataPlane: Pick<DataPlaneDeps, 'routes' | 'pools' | 'trustedProxies'>;
   routing: Routing;
   /** The live token: the admin API's checks read it on every request. */
   adminToken: AdminToken;
@@ -36,6 +38,12 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
   reloader.restartOnly('cluster', 'the node joins the cluster with its identity, transport and mode at startup (a mode change restarts the whole cluster, spec §1.4)');
   reloader.restartOnly('hop_limit', 'peer fetch is set up when the node joins the cluster');
   reloader.restartOnly('tracing', 'tracing is set up at startup');
+  reloader.restartOnly(
+    'limits',
+    'the listeners are created with their header, body and keep-alive limits at startup, and every upstream pool shares the per-client budget made then',
+  );
+  reloader.restartOnly('admin.auth_failure_limit', 'the wrong-token limiter is set up at startup, and one rebuilt would forget the addresses it limits');
+  reloader.restartOnly('admin.auth_failure_window', 'the wrong-token limiter is set up at startup, and one rebuilt would forget the addresses it limits');
 
   let routing = parts.routing;
   reloader.register({
@@ -56,6 +64,17 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
         for (const pool of built.retired) {
           pool.close().catch((error: unknown) => parts.logger.warn({ err: error, pool: pool.name }, 'closing a retired upstream pool failed'));
         }
+      };
+    },
+  });
+
+  // Whom the data plane believes about the client's address, scheme and host: read per request.
+  reloader.register({
+    keys: ['trusted_proxies'],
+    prepare(next) {
+      const trusted = new TrustedProxies(next.trusted_proxies);
+      return () => {
+        parts.dataPlane.trustedProxies = trusted;
       };
     },
   });

@@ -18,8 +18,10 @@ import type { CacheEntry } from '../../cache/entry.js';
 /**
  * Version of the record layout and of the metadata array's fields. Bump it whenever either changes:
  * a store opened on another version discards its records (see schema.ts).
+ * 2: keys are built from validated parts and carry the request's scheme (issue 14); a version 1
+ * directory may hold entries stored under keys a crafted Host spelled, so it is not reused.
  */
-export const WARM_SCHEMA_VERSION = 1;
+export const WARM_SCHEMA_VERSION = 2;
 
 const FRAME_HEADER_BYTES = 6;
 const META_LENGTH_BYTES = 4;

@@ -9,7 +9,8 @@ import { Registry } from 'prom-client';
 import type { CacheEntry } from '../../../src/cache/entry.js';
 import { TieredCache, variantWithKey } from '../../../src/cache/tiered-cache.js';
 import { headersFromRaw } from '../../../src/cache/policy/header-lookup.js';
-import { primaryKey } from '../../../src/cache/policy/cache-key.js';
+import { keyOfUrl } from '../../../src/invalidation/url-key.js';
+import type { OriginRequest } from '../../../src/proxy/origin-fetch.js';
 import { createLogger } from '../../../src/observe/logger.js';
 import { buildEntry } from '../../../src/proxy/build-entry.js';
 import { createHotStore } from '../../../src/store/hot-store.js';
@@ -25,6 +26,21 @@ import { ManualTime } from './manual-time.js';
 import { registryValue, type Labels } from './metric-values.js';
 
 export const HOST = 'shop.example';
+
+/** The key an http request for `path` on `host` is stored under. */
+export function httpKey(host: string, path: string): string {
+  return keyOfUrl(`http://${host}${path}`)!;
+}
+
+/** A client's request as the data plane hands it to the refresher. */
+export function clientRequest(path: string, host: string, fields: string[] = []): OriginRequest {
+  return {
+    path,
+    rawHeaders: ['Host', host, ...fields],
+    forwarding: { scheme: 'http', host, peerAddress: '127.0.0.1', forwardedFor: undefined, forwarded: undefined, strip: new Set() },
+    clientAddress: '127.0.0.1',
+  };
+}
 export const ROUTE = 'assets';
 
 export class LogLines extends Writable {
@@ -112,7 +128,15 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   if (options.warm) warm = await openWarmStore({ path: join(dir, 'warm'), maxBytes: 4_000_000, writeQueueLength: 256, now: time.now });
   const hot = createHotStore({ maxBytes: 1_000_000, onEvict: (entry) => cache.demote(entry) });
   const cache = new TieredCache(hot, warm);
-  const pool = new UpstreamPool({ name: 'origin', upstreams: [origin.url], connectTimeoutMs: 1_000, responseTimeoutMs: 2_000, connections: 16 });
+  const pool = new UpstreamPool({
+    name: 'origin',
+    upstreams: [origin.url],
+    connectTimeoutMs: 1_000,
+    responseTimeoutMs: 2_000,
+    connections: 16,
+    uploadConnections: 4,
+    queueTimeoutMs: 2_000,
+  });
   const route: RefreshRoute = { label: ROUTE, pool, policy: {}, minHits: options.minHits ?? 2 };
   const registry = new Registry();
   const logs = new LogLines();
@@ -129,7 +153,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   });
   await refresher.start();
 
-  const requestOf = (path: string, fields: string[]) => ({ path, rawHeaders: ['Host', HOST, ...fields], clientAddress: '127.0.0.1' });
+  const requestOf = (path: string, fields: string[]): OriginRequest => clientRequest(path, HOST, fields);
   return {
     time,
     origin,
@@ -144,7 +168,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
       const answer = answerFrom(objects, time, path, undefined);
       const fields = Object.entries(answer.headers ?? {}).flatMap(([name, value]) => [name, String(value)]);
       const entry = buildEntry({
-        key: primaryKey('http', HOST, path),
+        key: httpKey(HOST, path),
         requestHeaders: headersFromRaw(requestFields),
         answer: { statusCode: answer.status ?? 200, fields, requestTimeMs: time.now(), responseTimeMs: time.now() },
         route: ROUTE,
@@ -158,7 +182,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
       refresher.onServedFromCache(entry, requestOf(new URL(entry.key).pathname, requestFields), route);
     },
     stored(path, variantKey = '') {
-      return cache.lookup(primaryKey('http', HOST, path), variantWithKey, variantKey)?.entry;
+      return cache.lookup(httpKey(HOST, path), variantWithKey, variantKey)?.entry;
     },
     conditionalRequests(path) {
       return origin.requests.filter((request) => request.url === path && request.headers['if-none-match'] !== undefined).length;
