@@ -279,9 +279,11 @@ describe('the packed package, installed in another project', () => {
       a.send('members');
       const members = [await a.next(/ alive$| suspect$| dead$/), await a.next(/ alive$| suspect$| dead$/)];
       assert.deepEqual(members.map((line) => line.split(' ')[0]).sort(), ['a', 'b']);
+      // Listen for both exits before asking: one member may be gone before the other is awaited.
+      const exits = [a, b].map((member) => once(member.child, 'exit') as Promise<[number | null]>);
       for (const member of [a, b]) member.send('quit');
-      for (const member of [a, b]) {
-        const [code] = (await once(member.child, 'exit')) as [number | null];
+      for (const [index, member] of [a, b].entries()) {
+        const [code] = await exits[index]!;
         assert.equal(code, 0, member.stderr);
       }
     } finally {
