@@ -58,11 +58,17 @@ describe('docs/openapi.yaml', () => {
   // mounts GET /v1/cdn/status and answers the writes 502.
   let cdn: FakeCdn;
   let cdnSvc: SvcUnderTest;
+  const AUTH_FAILURE_LIMIT = 200;
   const exercised = new Set<string>();
 
   before(async () => {
     origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=60', 'surrogate-key': 'k1' }, body: 'x' }));
-    svc = await startSvc([origin.url], { config: { admin: { listen: '127.0.0.1:0', token: TOKEN, pprof_enabled: true } }, reloadable: true });
+    // Every documented 401 is exercised with a wrong token: the wrong-token limit is raised above their
+    // number, and reached on purpose near the end.
+    svc = await startSvc([origin.url], {
+      config: { admin: { listen: '127.0.0.1:0', token: TOKEN, pprof_enabled: true, auth_failure_limit: AUTH_FAILURE_LIMIT } },
+      reloadable: true,
+    });
     cdn = await startFakeCdn(() => cloudflareError(400, 1012, 'refused'));
     cdnSvc = await startSvc([origin.url], {
       config: { admin: { listen: '127.0.0.1:0', token: TOKEN }, cdn: { zone_id: 'zone', api_base_url: cdn.url, api_token: 'cdn-token', async: false } },
@@ -230,13 +236,19 @@ describe('docs/openapi.yaml', () => {
     await check({ operation: 'GET /debug/pprof/profile', status: 409, path: '/debug/pprof/profile?seconds=1' });
     await running;
 
-    // Past admin.auth_failure_limit (10) wrong tokens from this address, every token-protected
-    // operation answers 429, whatever it is asked (the token is checked first).
-    for (let i = 0; i < 10; i++) await adminCall(svc.adminUrl, 'GET', '/v1/auth/check', { token: 'wrong' });
+    // Past admin.auth_failure_limit wrong tokens from this address, every token-protected operation
+    // answers 429, whatever it is asked (the token is checked first).
+    // The CDN node keeps the default limit (10).
+    for (let i = 0; i < AUTH_FAILURE_LIMIT; i++) await adminCall(svc.adminUrl, 'GET', '/v1/auth/check', { token: 'wrong' });
+    for (let i = 0; i < 10; i++) await adminCall(cdnSvc.adminUrl, 'GET', '/v1/auth/check', { token: 'wrong' });
+    const mountedOnSvc = mountedRoutes(svc.node);
     for (const [path, item] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(item)) {
         const name = `${method.toUpperCase()} ${path}`;
-        if (operation.responses['429'] !== undefined && mounted.includes(name)) await check({ operation: name, status: 429 });
+        if (operation.responses['429'] === undefined || !mounted.includes(name)) continue;
+        // The login form is read before its token is checked: it is sent whole, with the right token.
+        const login = name === 'POST /dashboard/login' ? { rawBody: `token=${TOKEN}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } } : {};
+        await check({ operation: name, status: 429, ...login, ...(mountedOnSvc.includes(name) ? {} : onCdnNode) });
       }
     }
 

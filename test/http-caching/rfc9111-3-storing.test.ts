@@ -26,12 +26,13 @@ const statusCases: StatusCase[] = [
   { status: 405, headers: { 'last-modified': LAST_MODIFIED, allow: 'GET' }, stored: true },
   { status: 410, headers: { 'last-modified': LAST_MODIFIED }, stored: true },
   { status: 501, headers: { 'last-modified': LAST_MODIFIED }, stored: true },
-  // Not heuristically cacheable: only explicit freshness or public stores them.
+  // Not heuristically cacheable: only explicit freshness stores them. `public` alone is not enough in
+  // svc (issue 14, a stricter reading of RFC 9111 §4.2.2 that the MUST NOT allows).
   { status: 302, headers: { 'last-modified': LAST_MODIFIED, location: '/found' }, stored: false },
   { status: 500, headers: { 'last-modified': LAST_MODIFIED }, stored: false },
   { status: 503, headers: { 'last-modified': LAST_MODIFIED }, stored: false },
   { status: 302, headers: { 'cache-control': 'max-age=60', location: '/found' }, stored: true },
-  { status: 302, headers: { 'cache-control': 'public', 'last-modified': LAST_MODIFIED, location: '/found' }, stored: true },
+  { status: 302, headers: { 'cache-control': 'public', 'last-modified': LAST_MODIFIED, location: '/found' }, stored: false },
   { status: 302, headers: { expires: 'Thu, 01 Jan 2099 00:00:00 GMT', location: '/found' }, stored: true },
   { status: 302, headers: { 'cache-control': 's-maxage=60', location: '/found' }, stored: true },
   { status: 500, headers: { 'cache-control': 'max-age=60' }, stored: true },

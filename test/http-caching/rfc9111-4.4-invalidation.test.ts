@@ -27,7 +27,8 @@ describe('RFC 9111 §4.4 invalidation through svc', { timeout: 60_000 }, () => {
     return header(await f.get(path, host ? { headers: { host } } : {}), 'x-cache');
   }
 
-  for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'PURGE']) {
+  // PURGE is not forwarded by the default route (issue 14); a route that lists it: cacheable-errors.test.ts.
+  for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
     requirement(R.invalidateTarget, async () => {
       const path = `/invalidate/${method.toLowerCase()}`;
       await cache(path);
