@@ -116,7 +116,7 @@ export class WriteQueue<Op extends QueuedOp> {
     let puts = 0;
     for (const [id, op] of this.#queued) {
       const bytes = op.kind === 'put' ? (op.sizeBytes ?? 0) : 0;
-      if (batch.size >= MAX_BATCH_OPS || (batch.size > 0 && putBytes + bytes > MAX_BATCH_PUT_BYTES)) break;
+      if (batch.size >= MAX_BATCH_OPS || (batch.size > 0 && bytes > 0 && putBytes + bytes > MAX_BATCH_PUT_BYTES)) break;
       batch.set(id, op);
       putBytes += bytes;
       if (op.kind === 'put') puts += 1;
