@@ -25,9 +25,20 @@ export interface RecentInvalidation {
 export interface InvalidationResult {
   /**
    * purge / refresh: stored variants removed or marked stale, across both tiers;
-   * ban: hot-tier entries evicted at once (warm-tier matches are hidden by the lazy check).
+   * ban: hot-tier entries its eager eviction removed. The eviction walks the hot tier in slices that
+   * yield to the event loop, and the ban answers once that walk is over; warm-tier matches are hidden
+   * by the lazy check and not counted.
    */
   count: number;
+}
+
+export interface BanOptions {
+  /**
+   * Set for a ban another node admitted: it is applied even beyond `max_active_bans` and whatever its
+   * fields' lengths, so that nodes never disagree on what is banned. The bound is enforced where a
+   * ban enters the cluster, against the bans this node already holds (its own and its peers').
+   */
+  admitted?: boolean;
 }
 
 export interface BatchResult extends InvalidationResult {
@@ -41,13 +52,21 @@ export interface ActiveBan extends BanSpec {
   created_at: string;
   /** ISO 8601 UTC: when it is pruned (24 h after creation, spec §1.1). */
   expires_at: string;
+  /** Hot-tier entries this ban's eager eviction removed on this node (so far, while it runs). */
+  evicted_entries?: number;
+  /** Lookups on this node that the lazy check answered as a miss because of this ban. */
+  hidden_lookups?: number;
 }
 
 export interface Invalidator {
   purge(url: string): Promise<InvalidationResult>;
   purgeBatch(urls: readonly string[]): Promise<BatchResult>;
-  /** Throws InvalidBanError (code `empty_ban` or `invalid_regex`) before changing anything. */
-  ban(spec: BanSpec): Promise<InvalidationResult>;
+  /**
+   * Resolves once the ban is in effect for every lookup, journaled, and evicted from the hot tier.
+   * Throws InvalidBanError (code `empty_ban`, `invalid_regex` or `field_too_long`) or BanLimitError
+   * (`ban_limit_reached`) before changing anything.
+   */
+  ban(spec: BanSpec, options?: BanOptions): Promise<InvalidationResult>;
   refresh(url: string): Promise<InvalidationResult>;
   /** The lazy check of spec §1.1: true when an invalidation newer than the entry's fetch hides it. */
   isInvalidated(entry: CacheEntry): boolean;
