@@ -4,7 +4,7 @@
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import type { Invalidator } from '../invalidation/invalidator.js';
-import { InvalidBanError, InvalidUrlError } from '../invalidation/errors.js';
+import { BanLimitError, InvalidBanError, InvalidUrlError } from '../invalidation/errors.js';
 import { ABSOLUTE_URL_EXPECTATION, isAbsoluteHttpUrl } from '../api/absolute-url.js';
 import { PURGE_BATCH_MAX_URLS } from '../api/limits.js';
 import type { CacheCheckProvider, NodeStatsProvider } from '../api/providers.js';
@@ -49,6 +49,16 @@ export class BatchTooLargeError extends ApiError {
 export class BanRejectedError extends ApiError {
   constructor(cause: InvalidBanError) {
     super(400, cause.code, cause.message);
+  }
+}
+
+/**
+ * `ban_limit_reached`: 429, because the condition passes with time (the oldest ban expires) rather
+ * than with the server's health; Retry-After says when the oldest ban expires.
+ */
+export class TooManyBansError extends ApiError {
+  constructor(cause: BanLimitError) {
+    super(429, cause.code, cause.message, { 'retry-after': String(Math.max(1, Math.ceil(cause.retryAfterMs / 1000))) });
   }
 }
 
@@ -100,6 +110,7 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
         ({ count } = await invalidator.ban(spec));
       } catch (error) {
         if (error instanceof InvalidBanError) throw new BanRejectedError(error);
+        if (error instanceof BanLimitError) throw new TooManyBansError(error);
         throw error;
       }
       sendJson(response, 200, { status: STATUS.banned, count } satisfies BanResponse);

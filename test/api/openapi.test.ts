@@ -55,7 +55,10 @@ describe('docs/openapi.yaml', () => {
 
   before(async () => {
     origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=60', 'surrogate-key': 'k1' }, body: 'x' }));
-    svc = await startSvc([origin.url], { config: { admin: { listen: '127.0.0.1:0', token: TOKEN, pprof_enabled: true } } });
+    svc = await startSvc([origin.url], {
+      // Two bans fit: the 200 case of POST /v1/ban and one more, then 429 (below).
+      config: { admin: { listen: '127.0.0.1:0', token: TOKEN, pprof_enabled: true }, max_active_bans: 2 },
+    });
   });
   after(async () => {
     await svc.stop();
@@ -123,6 +126,8 @@ describe('docs/openapi.yaml', () => {
       ]),
       { operation: 'POST /v1/purge/batch', status: 413, body: { urls: Array.from({ length: PURGE_BATCH_MAX_URLS + 1 }, () => url) } },
       { operation: 'POST /v1/ban', status: 400, body: { path_regex: '[' } },
+      { operation: 'POST /v1/ban', status: 200, body: { surrogate_key: 'k2' } },
+      { operation: 'POST /v1/ban', status: 429, body: { surrogate_key: 'k3' } },
       { operation: 'GET /v1/auth/check', status: 200 },
       { operation: 'GET /v1/stats', status: 200 },
       { operation: 'GET /v1/stats', status: 200, path: `/v1/stats?url=${encodeURIComponent(url)}` },
