@@ -1,8 +1,9 @@
 // The active bans and the lazy check (spec §1.1), at a cost that does not grow with the number of
 // bans the way a walk over them does:
 // - bans are grouped by surrogate key (a map looked up with the entry's tags) and, within a group, by
-//   host regex, each distinct host regex matched once for all its bans; the host regexes of a group,
-//   and the path regexes of bans sharing a host regex, are matched through RE2 sets (pattern-blocks.ts);
+//   host regex, each distinct host regex matched once for all its bans; a host regex naming one host
+//   exactly is a map lookup (literal-host.ts); the other host regexes of a group, and the path regexes
+//   of bans sharing a host regex, are matched through RE2 sets (pattern-blocks.ts);
 // - a ban whose only field is a surrogate key is a map lookup;
 // - every entry remembers the last ban it was checked against (Varnish's objcore ban pointer): a later
 //   lookup checks only the bans that arrived since, so a hit on an entry that passed costs a WeakMap
@@ -12,7 +13,8 @@
 // order (a ban from another node carries its origin's time); nothing here relies on their order.
 import type { Ban } from './ban.js';
 import { PatternBlocks, type ItemBounds } from './pattern-blocks.js';
-import { KeySplitter, type KeyParts } from './url-key.js';
+import { literalHost } from './literal-host.js';
+import { hostOfKey, KeySplitter, type KeyParts } from './url-key.js';
 
 /** What the lazy check reads of a stored entry: its key, fetch time and tags; never its body. */
 export interface BanSubject {
@@ -88,11 +90,13 @@ class Probe {
   collected: Ban[] | undefined;
   #key = '';
   #parts: KeyParts | undefined;
+  #host: string | undefined;
   readonly #splitter = new KeySplitter();
 
   start(key: string, sinceMs: number, checkedSeq: number, collected: Ban[] | undefined): void {
     this.#key = key;
     this.#parts = undefined;
+    this.#host = undefined;
     this.sinceMs = sinceMs;
     this.checkedSeq = checkedSeq;
     this.found = undefined;
@@ -103,6 +107,12 @@ class Probe {
   parts(): KeyParts {
     this.#parts ??= this.#splitter.split(this.#key);
     return this.#parts;
+  }
+
+  /** The key's host as a string, for the map of literal hosts. */
+  host(): string {
+    this.#host ??= hostOfKey(this.#key);
+    return this.#host;
   }
 
   /** Visits a ban whose path regex matched: it hides the entry when it is at least as new. */
@@ -139,11 +149,14 @@ class BanScope {
   readonly bare = new NewestOf();
   /** Bans with a path regex and no host regex. */
   readonly pathOnly = new PatternBlocks<Listed>(BAN_BOUNDS);
-  readonly groups = new Map<string, HostGroup>();
+  /** Groups of host regexes that name one host, by that host. */
+  readonly literalGroups = new Map<string, HostGroup>();
+  /** Groups of the other host regexes, by pattern, and the sets that find them. */
+  readonly patternGroups = new Map<string, HostGroup>();
   readonly hostIndex = new PatternBlocks<HostGroup>(GROUP_BOUNDS);
 
   get isEmpty(): boolean {
-    return this.bare.size === 0 && this.pathOnly.size === 0 && this.groups.size === 0;
+    return this.bare.size === 0 && this.pathOnly.size === 0 && this.literalGroups.size === 0 && this.patternGroups.size === 0;
   }
 
   add(listed: Listed): void {
@@ -155,15 +168,18 @@ class BanScope {
       else this.pathOnly.add(path, listed);
       return;
     }
-    let group = this.groups.get(host);
+    const literal = literalHost(host);
+    let group = literal === undefined ? this.patternGroups.get(host) : this.literalGroups.get(literal);
     const isNew = group === undefined;
     group ??= new HostGroup(host);
     group.newestMs = Math.max(group.newestMs, listed.ban.createdMs);
     group.lastSeq = Math.max(group.lastSeq, listed.seq);
     if (path === undefined) group.pathless.add(listed);
     else group.paths.add(path, listed);
-    if (isNew) {
-      this.groups.set(host, group);
+    if (literal !== undefined) {
+      this.literalGroups.set(literal, group);
+    } else if (isNew) {
+      this.patternGroups.set(host, group);
       this.hostIndex.add(host, group);
     } else {
       this.hostIndex.grew(group);
@@ -177,13 +193,18 @@ class BanScope {
       else this.pathOnly.delete(listed);
       return;
     }
-    const group = this.groups.get(host);
+    const literal = literalHost(host);
+    const group = literal === undefined ? this.patternGroups.get(host) : this.literalGroups.get(literal);
     if (group === undefined) return;
     if (path === undefined) group.pathless.delete(listed);
     else group.paths.delete(listed);
     if (group.size > 0) return;
-    this.groups.delete(host);
-    this.hostIndex.delete(group);
+    if (literal !== undefined) {
+      this.literalGroups.delete(literal);
+    } else {
+      this.patternGroups.delete(host);
+      this.hostIndex.delete(group);
+    }
   }
 
   /**
@@ -202,7 +223,11 @@ class BanScope {
       }
     }
     if (this.pathOnly.size > 0 && this.pathOnly.some(probe.parts().pathAndQuery, probe.sinceMs, probe.checkedSeq, probe.visitBan)) return true;
-    return this.groups.size > 0 && this.hostIndex.some(probe.parts().host, probe.sinceMs, probe.checkedSeq, probe.visitGroup);
+    if (this.literalGroups.size > 0) {
+      const group = this.literalGroups.get(probe.host());
+      if (group !== undefined && group.newestMs >= probe.sinceMs && group.lastSeq > probe.checkedSeq && probe.visitGroup(group)) return true;
+    }
+    return this.patternGroups.size > 0 && this.hostIndex.some(probe.parts().host, probe.sinceMs, probe.checkedSeq, probe.visitGroup);
   }
 }
 

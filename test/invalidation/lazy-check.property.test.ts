@@ -15,7 +15,9 @@ const HOSTS = ['a.com', 'b.com', 'c.org:8080'];
 const PATHS = ['/p/1', '/p/2?q=1', '/q/2', '/r'];
 const TAGS = ['t1', 't2', 't3'];
 // Patterns whose meaning is the same in RE2 and in JavaScript.
-const HOST_REGEXES = ['^a\\.com$', 'b', 'com$', 'a|c', '^[ab]\\.', ':8080'];
+// Literal ones (a map lookup), one that only looks literal (an unescaped dot) and one whose final `$`
+// is escaped (never anchored, so it matches nothing here).
+const HOST_REGEXES = ['^a\\.com$', '^c\\.org:8080$', '^a.com$', '^b\\.com\\$', 'b', 'com$', 'a|c', '^[ab]\\.', ':8080'];
 const PATH_REGEXES = ['^/p/', '\\?q=1', '1$', '^/(p|q)/2', 'r', '^/p/\\d$'];
 
 const banArbitrary = fc
