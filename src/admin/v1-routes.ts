@@ -8,7 +8,13 @@ import { BanLimitError, InvalidBanError, InvalidUrlError } from '../invalidation
 import { ABSOLUTE_URL_EXPECTATION, isAbsoluteHttpUrl } from '../api/absolute-url.js';
 import { PURGE_BATCH_MAX_URLS } from '../api/limits.js';
 import type { CacheCheckProvider, NodeStatsProvider } from '../api/providers.js';
-import { banRequestSchema, purgeBatchRequestSchema, purgeRequestSchema, refreshRequestSchema } from '../api/requests.js';
+import {
+  banRequestSchema,
+  purgeBatchRequestSchema,
+  purgeRequestSchema,
+  refreshRequestSchema,
+  type BanRequest,
+} from '../api/requests.js';
 import {
   STATUS,
   type AuthCheckResponse,
@@ -28,6 +34,11 @@ import type { AdminRouter } from './router.js';
 
 export interface V1RouteDeps {
   invalidator: Invalidator;
+  /**
+   * Whether a new ban may enter (the bound on active bans, the fields' lengths): throws
+   * InvalidBanError or BanLimitError. Asked of this node's engine, where a ban enters the cluster.
+   */
+  admitBan: (spec: BanRequest) => void;
   adminToken: string;
   /** True when the token came from SVC_ADMIN_TOKEN or admin.token rather than being generated:
    * `/v1/auth/check` exists only then (spec §5 item 4). */
@@ -107,6 +118,7 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
       const spec = await readJsonBody(request.raw, banRequestSchema);
       let count: number;
       try {
+        deps.admitBan(spec);
         ({ count } = await invalidator.ban(spec));
       } catch (error) {
         if (error instanceof InvalidBanError) throw new BanRejectedError(error);

@@ -62,8 +62,8 @@ export function compileBan(id: string, createdMs: number, spec: BanSpec): Ban {
 }
 
 /**
- * Refuses fields longer than a new ban may have (`field_too_long`). Only new bans are held to it: a
- * ban already journaled or admitted by another node is applied whatever its length.
+ * Refuses fields longer than a new ban from an operator may have (`field_too_long`). A ban already
+ * journaled or sent by another node is applied whatever its length.
  */
 export function assertBanFieldLengths(spec: BanSpec): void {
   for (const field of ['host_regex', 'path_regex'] as const) {

@@ -13,7 +13,6 @@ import { HotTagIndex } from './hot-tag-index.js';
 import { InvalidationJournal, type JournalRecord } from './invalidation-journal.js';
 import type {
   ActiveBan,
-  BanOptions,
   BanSpec,
   BatchResult,
   InvalidationResult,
@@ -80,6 +79,13 @@ export interface InvalidationEngine extends Invalidator {
   stop(): Promise<void>;
   /** Prunes expired bans and purge records now; the timer calls it. One prune runs at a time. */
   pruneNow(): Promise<PruneReport>;
+  /**
+   * Whether a new ban from an operator may enter: throws InvalidBanError (`empty_ban`,
+   * `invalid_regex`, `field_too_long`) or BanLimitError (`ban_limit_reached`, counted) and changes
+   * nothing else. The admin API asks before ban(); bans from other nodes and from the journal are
+   * not asked, so that nodes never disagree on what is banned.
+   */
+  admitBan(spec: BanSpec): void;
   /** Bans in force (svc_bans_active). */
   readonly activeBanCount: number;
   /** New bans refused because `maxActiveBans` were in force (svc_bans_rejected_total). */
@@ -201,11 +207,21 @@ class Engine implements InvalidationEngine {
     return { ...this.#done('purge_batch', `${urls.length} URLs`, atMs, count), failed };
   }
 
-  async ban(spec: BanSpec, options: BanOptions = {}): Promise<InvalidationResult> {
+  admitBan(spec: BanSpec): void {
+    assertBanFieldLengths(spec);
+    compileBan('admission', 0, spec);
+    if (this.#bans.size < this.#maxActiveBans) return;
+    this.#bansRefused += 1;
+    const nowMs = this.#now();
+    const oldestExpiresMs = (this.#bans.oldest()?.createdMs ?? nowMs) + this.#banRetentionMs;
+    // An expired ban waiting for the timer's prune would keep refusing: prune now.
+    if (oldestExpiresMs <= nowMs && this.#state === 'running') this.#pruneInBackground();
+    throw new BanLimitError(this.#maxActiveBans, oldestExpiresMs, Math.max(0, oldestExpiresMs - nowMs));
+  }
+
+  async ban(spec: BanSpec): Promise<InvalidationResult> {
     this.#assertRunning();
-    if (options.admitted !== true) assertBanFieldLengths(spec);
     const ban = compileBan(randomUUID(), this.#stamp(), spec);
-    if (options.admitted !== true && this.#bans.size >= this.#maxActiveBans) this.#refuse(ban.createdMs);
     // From here on every lookup hides what the ban matches; the lurker then evicts it from the hot tier.
     this.#bans.add(ban);
     const evicted = this.#lurker.evict(ban);
@@ -302,17 +318,6 @@ class Engine implements InvalidationEngine {
     const count = this.#cache.deleteVariants(key);
     this.#expirePurgeRecords(atMs);
     return count;
-  }
-
-  /**
-   * Refuses a new ban at the bound, after starting a prune when the oldest ban has already expired
-   * (it would otherwise wait for the timer).
-   */
-  #refuse(nowMs: number): never {
-    this.#bansRefused += 1;
-    const oldestExpiresMs = (this.#bans.oldest()?.createdMs ?? nowMs) + this.#banRetentionMs;
-    if (oldestExpiresMs <= nowMs) this.#pruneInBackground();
-    throw new BanLimitError(this.#maxActiveBans, oldestExpiresMs, Math.max(0, oldestExpiresMs - nowMs));
   }
 
   /**

@@ -32,15 +32,6 @@ export interface InvalidationResult {
   count: number;
 }
 
-export interface BanOptions {
-  /**
-   * Set for a ban another node admitted: it is applied even beyond `max_active_bans` and whatever its
-   * fields' lengths, so that nodes never disagree on what is banned. The bound is enforced where a
-   * ban enters the cluster, against the bans this node already holds (its own and its peers').
-   */
-  admitted?: boolean;
-}
-
 export interface BatchResult extends InvalidationResult {
   /** URLs that were not absolute http(s) URLs with a host; the rest were purged. */
   failed: number;
@@ -63,10 +54,10 @@ export interface Invalidator {
   purgeBatch(urls: readonly string[]): Promise<BatchResult>;
   /**
    * Resolves once the ban is in effect for every lookup, journaled, and evicted from the hot tier.
-   * Throws InvalidBanError (code `empty_ban`, `invalid_regex` or `field_too_long`) or BanLimitError
-   * (`ban_limit_reached`) before changing anything.
+   * Throws InvalidBanError (code `empty_ban` or `invalid_regex`) before changing anything. The bound
+   * on active bans is not checked here (see InvalidationEngine.admitBan).
    */
-  ban(spec: BanSpec, options?: BanOptions): Promise<InvalidationResult>;
+  ban(spec: BanSpec): Promise<InvalidationResult>;
   refresh(url: string): Promise<InvalidationResult>;
   /** The lazy check of spec §1.1: true when an invalidation newer than the entry's fetch hides it. */
   isInvalidated(entry: CacheEntry): boolean;

@@ -204,6 +204,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   mountV1Routes(router, {
     // In a cluster, the admin API's invalidations go to the other nodes too.
     invalidator: cluster?.invalidator ?? invalidator,
+    admitBan: (spec) => invalidator.admitBan(spec),
     adminToken: adminToken.value,
     tokenConfigured: adminToken.source !== 'generated',
     config,

@@ -1,7 +1,8 @@
-// Issue 14 item 6: active bans are bounded. A new ban beyond `max_active_bans` is refused before
-// anything changes, with a stable code, a Retry-After and a metric; bans another node admitted are
-// applied regardless, so that nodes never disagree on what is banned; the fields of a new ban are
-// bounded in length, which bounds what one ban costs.
+// Issue 14 item 6: active bans are bounded. A new ban from an operator beyond `max_active_bans` is
+// refused before anything changes (admitBan, which the admin API asks), with a stable code, a
+// Retry-After and a metric; bans from other nodes go straight to ban() and are applied regardless,
+// so that nodes never disagree on what is banned; the fields of a new ban are bounded in length,
+// which bounds what one ban costs.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BAN_RETENTION_MS } from '../../src/invalidation/create-invalidator.js';
@@ -16,7 +17,7 @@ import { entry, openRig, serve, T0 } from './fixture.js';
 const TOKEN = 'test-admin-token-0123456789';
 
 describe('the bound on active bans', () => {
-  test('a ban beyond the bound is refused and changes nothing; one admitted by another node is applied', async () => {
+  test('a ban beyond the bound is refused and changes nothing; one from another node is applied', async () => {
     const rig = await openRig({ engine: { maxActiveBans: 2 } });
     try {
       rig.cache.store(entry({ key: 'http://a.com/1' }));
@@ -25,7 +26,7 @@ describe('the bound on active bans', () => {
       rig.clock.ms = T0 + 2000;
       await rig.invalidator.ban({ host_regex: 'second' });
       rig.clock.ms = T0 + 3000;
-      await assert.rejects(rig.invalidator.ban({ host_regex: 'a\\.com' }), (error: unknown) => {
+      assert.throws(() => rig.invalidator.admitBan({ host_regex: 'a\\.com' }), (error: unknown) => {
         assert.ok(error instanceof BanLimitError);
         assert.equal(error.code, 'ban_limit_reached');
         assert.equal(error.limit, 2);
@@ -43,7 +44,7 @@ describe('the bound on active bans', () => {
       assert.equal(rig.invalidator.counts().ban, 2);
       assert.ok(serve(rig, 'http://a.com/1'), 'the refused ban hides nothing');
 
-      await rig.invalidator.ban({ host_regex: 'a\\.com' }, { admitted: true });
+      await rig.invalidator.ban({ host_regex: 'a\\.com' });
       assert.equal(rig.invalidator.activeBanCount, 3);
       assert.equal(serve(rig, 'http://a.com/1'), undefined);
     } finally {
@@ -55,11 +56,12 @@ describe('the bound on active bans', () => {
     const rig = await openRig({ engine: { maxActiveBans: 1 } });
     try {
       await rig.invalidator.ban({ surrogate_key: 'old' });
-      await assert.rejects(rig.invalidator.ban({ surrogate_key: 'new' }), BanLimitError);
+      assert.throws(() => rig.invalidator.admitBan({ surrogate_key: 'new' }), BanLimitError);
       rig.clock.ms = T0 + BAN_RETENTION_MS;
       // The refusal starts the prune of the expired ban, without waiting for the timer.
-      await assert.rejects(rig.invalidator.ban({ surrogate_key: 'new' }), BanLimitError);
+      assert.throws(() => rig.invalidator.admitBan({ surrogate_key: 'new' }), BanLimitError);
       await rig.invalidator.pruneNow();
+      rig.invalidator.admitBan({ surrogate_key: 'new' });
       await rig.invalidator.ban({ surrogate_key: 'new' });
       assert.deepEqual(
         rig.invalidator.activeBans().map((ban) => ban.surrogate_key),
@@ -78,7 +80,7 @@ describe('the bound on active bans', () => {
       const restarted = await openRig({ dir: rig.dir, engine: { maxActiveBans: 2 } });
       try {
         assert.equal(restarted.invalidator.activeBanCount, 3);
-        await assert.rejects(restarted.invalidator.ban({ surrogate_key: 'd' }), BanLimitError);
+        assert.throws(() => restarted.invalidator.admitBan({ surrogate_key: 'd' }), BanLimitError);
       } finally {
         await restarted.close();
       }
@@ -92,17 +94,17 @@ describe('the bound on active bans', () => {
     [{ host_regex: 'é'.repeat(MAX_BAN_REGEX_BYTES / 2 + 1) }, 'host_regex'],
     [{ surrogate_key: 't'.repeat(MAX_TAG_LENGTH + 1) }, 'surrogate_key'],
   ] as const) {
-    test(`a new ban with a ${field} too long is refused (field_too_long); an admitted one is applied`, async () => {
+    test(`a new ban with a ${field} too long is refused (field_too_long); one from another node is applied`, async () => {
       const rig = await openRig();
       try {
-        await assert.rejects(rig.invalidator.ban(spec), (error: unknown) => {
+        assert.throws(() => rig.invalidator.admitBan(spec), (error: unknown) => {
           assert.ok(error instanceof InvalidBanError);
           assert.equal(error.code, 'field_too_long');
           assert.equal(error.field, field);
           return true;
         });
         assert.equal(rig.invalidator.activeBanCount, 0);
-        await rig.invalidator.ban(spec, { admitted: true });
+        await rig.invalidator.ban(spec);
         assert.equal(rig.invalidator.activeBanCount, 1);
       } finally {
         await rig.cleanup();
@@ -110,10 +112,24 @@ describe('the bound on active bans', () => {
     });
   }
 
+  test('a bad ban is answered as such before the bound is looked at', async () => {
+    const rig = await openRig({ engine: { maxActiveBans: 1 } });
+    try {
+      await rig.invalidator.ban({ surrogate_key: 'one' });
+      assert.throws(() => rig.invalidator.admitBan({ path_regex: '[' }), (error: unknown) => error instanceof InvalidBanError && error.code === 'invalid_regex');
+      assert.throws(() => rig.invalidator.admitBan({}), (error: unknown) => error instanceof InvalidBanError && error.code === 'empty_ban');
+      assert.equal(rig.invalidator.bansRefused, 0);
+    } finally {
+      await rig.cleanup();
+    }
+  });
+
   test('the longest fields accepted are accepted', async () => {
     const rig = await openRig();
     try {
-      await rig.invalidator.ban({ path_regex: 'a'.repeat(MAX_BAN_REGEX_BYTES), surrogate_key: 't'.repeat(MAX_TAG_LENGTH) });
+      const longest = { path_regex: 'a'.repeat(MAX_BAN_REGEX_BYTES), surrogate_key: 't'.repeat(MAX_TAG_LENGTH) };
+      rig.invalidator.admitBan(longest);
+      await rig.invalidator.ban(longest);
       assert.equal(rig.invalidator.activeBanCount, 1);
     } finally {
       await rig.cleanup();
