@@ -22,6 +22,7 @@ import { createHotStore } from '../src/store/hot-store.js';
 import { createInvalidator, type InvalidationEngine } from '../src/invalidation/create-invalidator.js';
 import type { BanSpec } from '../src/invalidation/invalidator.js';
 import { benchBan, lookupHost, lookupPath } from './support/ban-mix.js';
+import { benchEntry } from './support/bench-entry.js';
 
 const { values } = parseArgs({ options: { entries: { type: 'string', default: '10000' } } });
 const LOOKUP_ENTRIES = Number(values.entries);
@@ -32,28 +33,7 @@ const MEASURE_MS = 1_000;
 const BODY = Buffer.alloc(256, 0x61);
 
 function makeEntry(key: string, tags: readonly string[], requestTimeMs: number): CacheEntry {
-  return {
-    key,
-    variantKey: '',
-    varyNames: [],
-    status: 200,
-    headers: ['content-type', 'text/html; charset=utf-8', 'cache-control', 'public, max-age=3600', 'etag', '"abc"'],
-    body: BODY,
-    requestTimeMs,
-    responseTimeMs: requestTimeMs + 20,
-    correctedInitialAgeMs: 0,
-    freshnessLifetimeMs: 3_600_000,
-    staleWhileRevalidateMs: 0,
-    staleIfErrorMs: 0,
-    mustRevalidate: false,
-    noCache: false,
-    etag: '"abc"',
-    lastModified: undefined,
-    surrogateControl: undefined,
-    tags,
-    forcedStale: false,
-    route: 'bench',
-  };
+  return benchEntry({ key, tags, requestTimeMs, body: BODY });
 }
 
 interface Rig {

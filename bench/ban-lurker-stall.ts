@@ -32,6 +32,7 @@ import type { BanSpec } from '../src/invalidation/invalidator.js';
 import { createLogger } from '../src/observe/logger.js';
 import { createHotStore } from '../src/store/hot-store.js';
 import { openWarmStore, type WarmStore } from '../src/store/warm/warm-store.js';
+import { benchEntry } from './support/bench-entry.js';
 
 const { values } = parseArgs({
   options: {
@@ -45,28 +46,7 @@ const T0 = 1_700_000_000_000;
 const SMALL_BODY = Buffer.alloc(64, 0x61);
 
 function makeEntry(i: number, body: Buffer): CacheEntry {
-  return {
-    key: `http://shop.example/evict/item-${i}`,
-    variantKey: '',
-    varyNames: [],
-    status: 200,
-    headers: ['content-type', 'text/html', 'cache-control', 'max-age=3600'],
-    body,
-    requestTimeMs: T0,
-    responseTimeMs: T0 + 5,
-    correctedInitialAgeMs: 0,
-    freshnessLifetimeMs: 3_600_000,
-    staleWhileRevalidateMs: 0,
-    staleIfErrorMs: 0,
-    mustRevalidate: false,
-    noCache: false,
-    etag: undefined,
-    lastModified: undefined,
-    surrogateControl: undefined,
-    tags: ['sale', `product-${i}`],
-    forcedStale: false,
-    route: 'bench',
-  };
+  return benchEntry({ key: `http://shop.example/evict/item-${i}`, body, tags: ['sale', `product-${i}`], requestTimeMs: T0 });
 }
 
 /** CPU time the calling (main) thread has run, in ns; NaN where Linux's schedstat is not there. */
