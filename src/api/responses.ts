@@ -21,7 +21,7 @@ export type PurgeResponse = v.InferOutput<typeof purgeResponseSchema>;
 export const purgeBatchResponseSchema = v.object({ status: v.literal(STATUS.purged), count, failed: count });
 export type PurgeBatchResponse = v.InferOutput<typeof purgeBatchResponseSchema>;
 
-/** `count`: hot-tier entries evicted at once; warm-tier matches are hidden by the lazy check. */
+/** `count`: hot-tier entries the ban's eager eviction removed (the answer waits for that walk); warm-tier matches are hidden by the lazy check. */
 export const banResponseSchema = v.object({ status: v.literal(STATUS.banned), count });
 export type BanResponse = v.InferOutput<typeof banResponseSchema>;
 
