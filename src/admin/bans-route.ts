@@ -1,16 +1,12 @@
 // `GET /v1/bans` (token or dashboard session): the active bans, newest first, with their age and what
-// they matched. `evicted` and `hidden` are read from the invalidation engine when it counts them
-// (optional fields of its ActiveBan); otherwise they are null.
+// they matched on this node (`evicted` and `hidden`, as the invalidation engine counts them).
 import type { ActiveBan, Invalidator } from '../invalidation/invalidator.js';
 import type { BanListEntry, BansResponse } from '../api/responses.js';
 import { requireToken } from './auth.js';
 import { sendJson } from './json-response.js';
 import type { AdminRouter } from './router.js';
 
-/** An active ban as an engine that counts its matches describes it. */
-type CountedBan = ActiveBan & { evicted?: number; hidden?: number };
-
-export function banListEntry(ban: CountedBan, nowMs: number): BanListEntry {
+export function banListEntry(ban: ActiveBan, nowMs: number): BanListEntry {
   return {
     id: ban.id,
     host_regex: ban.host_regex ?? null,
@@ -19,8 +15,8 @@ export function banListEntry(ban: CountedBan, nowMs: number): BanListEntry {
     created_at: ban.created_at,
     age_s: Math.max(0, Math.floor((nowMs - Date.parse(ban.created_at)) / 1000)),
     expires_at: ban.expires_at,
-    evicted: ban.evicted ?? null,
-    hidden: ban.hidden ?? null,
+    evicted: ban.evicted,
+    hidden: ban.hidden,
   };
 }
 

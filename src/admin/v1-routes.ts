@@ -5,11 +5,17 @@
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import type { Invalidator } from '../invalidation/invalidator.js';
-import { InvalidBanError, InvalidUrlError } from '../invalidation/errors.js';
+import { BanLimitError, InvalidBanError, InvalidUrlError } from '../invalidation/errors.js';
 import { ABSOLUTE_URL_EXPECTATION, isAbsoluteHttpUrl } from '../api/absolute-url.js';
 import { PURGE_BATCH_MAX_URLS } from '../api/limits.js';
 import type { CacheCheckProvider, NodeStatsProvider } from '../api/providers.js';
-import { banRequestSchema, purgeBatchRequestSchema, purgeRequestSchema, refreshRequestSchema } from '../api/requests.js';
+import {
+  banRequestSchema,
+  purgeBatchRequestSchema,
+  purgeRequestSchema,
+  refreshRequestSchema,
+  type BanRequest,
+} from '../api/requests.js';
 import {
   STATUS,
   type AuthCheckResponse,
@@ -34,6 +40,11 @@ import type { AdminRouter } from './router.js';
 
 export interface V1RouteDeps {
   invalidator: Invalidator;
+  /**
+   * Whether a new ban may enter (the bound on active bans, the fields' lengths): throws
+   * InvalidBanError or BanLimitError. Asked of this node's engine, where a ban enters the cluster.
+   */
+  admitBan: (spec: BanRequest) => void;
   /** The live admin token (a reload may replace it). `/v1/auth/check` exists only while it comes from
    * SVC_ADMIN_TOKEN or admin.token rather than being generated (spec §5 item 4). */
   adminToken: AdminToken;
@@ -63,6 +74,16 @@ export class BatchTooLargeError extends ApiError {
 export class BanRejectedError extends ApiError {
   constructor(cause: InvalidBanError) {
     super(400, cause.code, cause.message);
+  }
+}
+
+/**
+ * `ban_limit_reached`: 429, because the condition passes with time (the oldest ban expires) rather
+ * than with the server's health; Retry-After says when the oldest ban expires.
+ */
+export class TooManyBansError extends ApiError {
+  constructor(cause: BanLimitError) {
+    super(429, cause.code, cause.message, { 'Retry-After': String(Math.max(1, Math.ceil(cause.retryAfterMs / 1000))) });
   }
 }
 
@@ -111,9 +132,11 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
       const spec = await readJsonBody(request.raw, banRequestSchema);
       let count: number;
       try {
+        deps.admitBan(spec);
         ({ count } = await invalidator.ban(spec));
       } catch (error) {
         if (error instanceof InvalidBanError) throw new BanRejectedError(error);
+        if (error instanceof BanLimitError) throw new TooManyBansError(error);
         throw error;
       }
       sendJson(response, 200, { status: STATUS.banned, count } satisfies BanResponse);

@@ -26,7 +26,7 @@ export type PurgeResponse = v.InferOutput<typeof purgeResponseSchema>;
 export const purgeBatchResponseSchema = v.object({ status: v.literal(STATUS.purged), count, failed: count });
 export type PurgeBatchResponse = v.InferOutput<typeof purgeBatchResponseSchema>;
 
-/** `count`: hot-tier entries evicted at once; warm-tier matches are hidden by the lazy check. */
+/** `count`: hot-tier entries the ban's eager eviction removed (the answer waits for that walk); warm-tier matches are hidden by the lazy check. */
 export const banResponseSchema = v.object({ status: v.literal(STATUS.banned), count });
 export type BanResponse = v.InferOutput<typeof banResponseSchema>;
 
@@ -59,6 +59,10 @@ export const activeBanSchema = v.object({
   created_at: timestamp,
   /** When it is pruned: 24 hours after creation (spec §1.1). */
   expires_at: timestamp,
+  /** Hot-tier entries its eager eviction removed on this node (so far, while it runs). */
+  evicted: count,
+  /** Lookups on this node the lazy check answered as a miss because of it. */
+  hidden: count,
 });
 export type ActiveBanView = v.InferOutput<typeof activeBanSchema>;
 
@@ -190,8 +194,8 @@ export const cdnStatusResponseSchema = v.object({
 export type CdnStatusResponse = v.InferOutput<typeof cdnStatusResponseSchema>;
 
 /**
- * One element of `GET /v1/bans`: an active ban with every field present (null when absent). `evicted`
- * and `hidden` say what it matched; null when the node does not count them.
+ * One element of `GET /v1/bans`: an active ban with every field present (a predicate field null when
+ * it was not given). `evicted` and `hidden` say what it matched on this node.
  */
 export const banListEntrySchema = v.object({
   id: v.string(),
@@ -202,10 +206,10 @@ export const banListEntrySchema = v.object({
   /** Whole seconds since creation, by the node's clock. */
   age_s: count,
   expires_at: timestamp,
-  /** Hot-tier entries evicted when the ban was made (eager eviction, spec §1.1). */
-  evicted: v.nullable(count),
+  /** Hot-tier entries the ban's eager eviction removed (spec §1.1; grows while the ban lurker walks). */
+  evicted: count,
   /** Lookups the ban has refused since (the lazy check). */
-  hidden: v.nullable(count),
+  hidden: count,
 });
 export type BanListEntry = v.InferOutput<typeof banListEntrySchema>;
 

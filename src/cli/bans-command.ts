@@ -22,15 +22,13 @@ function predicate(ban: BanListEntry): string {
     .join(' ');
 }
 
-const counted = (value: number | null): string => (value === null ? '-' : String(value));
-
 /** Fixed-width columns first, the predicate (any length) last, so long regexes do not stretch the rest. */
 const COLUMNS: readonly { title: string; cell: (ban: BanListEntry) => string }[] = [
   { title: 'ID', cell: (ban) => ban.id.slice(0, 8) },
   { title: 'AGE', cell: (ban) => shortDuration(ban.age_s) },
   { title: 'EXPIRES IN', cell: (ban) => shortDuration((Date.parse(ban.expires_at) - Date.parse(ban.created_at)) / 1000 - ban.age_s) },
-  { title: 'EVICTED', cell: (ban) => counted(ban.evicted) },
-  { title: 'HIDDEN', cell: (ban) => counted(ban.hidden) },
+  { title: 'EVICTED', cell: (ban) => String(ban.evicted) },
+  { title: 'HIDDEN', cell: (ban) => String(ban.hidden) },
   { title: 'PREDICATE', cell: predicate },
 ];
 
@@ -49,9 +47,6 @@ export const bansCommand = defineCommand({
     const body = await callApi('bans', () => client.bans());
     if (args.output === 'json') console.log(JSON.stringify(body));
     else if (body.bans.length === 0) console.log('no active bans');
-    else {
-      console.log(bansTable(body.bans));
-      if (body.bans.some((ban) => ban.evicted === null || ban.hidden === null)) console.log('(-: this node does not count that figure)');
-    }
+    else console.log(bansTable(body.bans));
   },
 });

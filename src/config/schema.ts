@@ -390,6 +390,14 @@ export const configSchema = object({
       v.description('bound on peer-fetch hops (strong mode)'),
     ),
   ),
+  /**
+   * 10,000: one ban every 9 seconds for the 24 hours a ban lives, at about 1.5 KB each; without a
+   * bound, bans are a way to exhaust a node's memory (docs/invalidation.md).
+   */
+  max_active_bans: v.optional(
+    integer(1, 'an integer of at least 1', 'active bans at most; a new ban beyond it is refused with 429'),
+    10_000,
+  ),
   /** Absent: the admin block's own defaults (loopback listener, no token in the file). */
   admin: v.optional(adminSchema, {}),
   /** Absent: no warm tier, nothing is written to disk unless asked. */

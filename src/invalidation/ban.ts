@@ -1,20 +1,33 @@
 // One ban (spec §1.1): a predicate of up to three fields that must all match (AND), and the moment it
-// was created. It hides an entry whose origin fetch began at or before that moment.
+// was created. It hides an entry whose origin fetch began at or before that moment. The regexes are
+// compiled here only to be validated: the ban list matches them many at a time (see ban-list.ts).
 import RE2 from 're2';
-import type { CacheEntry } from '../cache/entry.js';
 import type { BanSpec } from './invalidator.js';
 import { InvalidBanError } from './errors.js';
-import { keyParts, type KeyParts } from './url-key.js';
+import { MAX_TAG_LENGTH } from '../cache/policy/surrogate-keys.js';
+
+/**
+ * Longest `host_regex` or `path_regex` accepted from an operator, in UTF-8 bytes. It bounds what one
+ * ban costs in memory (its pattern is held in the ban list's RE2 sets and in the journal); 4 KiB
+ * leaves room for an alternation of a few hundred paths.
+ */
+export const MAX_BAN_REGEX_BYTES = 4096;
+
+/** What a ban has matched since it was created (it counts on this node only). */
+export interface BanStats {
+  /** Hot-tier entries its eager eviction removed. */
+  evictedEntries: number;
+  /** Lookups the lazy check answered as a miss because of it. */
+  hiddenLookups: number;
+}
 
 export interface Ban {
   readonly id: string;
   /** Creation time, ms since the epoch; entries with requestTimeMs <= createdMs are hidden. */
   readonly createdMs: number;
-  /** The predicate as given, empty fields dropped. */
+  /** The predicate as given, empty fields dropped, the surrogate key trimmed. */
   readonly spec: Readonly<BanSpec>;
-  readonly host: RE2 | undefined;
-  readonly path: RE2 | undefined;
-  readonly tag: string | undefined;
+  readonly stats: BanStats;
 }
 
 /** The fields of `spec` that take part in the predicate: non-empty strings (a tag trimmed, as stored tags are). */
@@ -27,46 +40,44 @@ export function normaliseBanSpec(spec: BanSpec): BanSpec {
   return normalised;
 }
 
-function compileRegex(field: 'host_regex' | 'path_regex', pattern: string | undefined): RE2 | undefined {
-  if (pattern === undefined) return undefined;
+function validateRegex(field: 'host_regex' | 'path_regex', pattern: string | undefined): void {
+  if (pattern === undefined) return;
   try {
-    return new RE2(pattern);
+    new RE2(pattern);
   } catch (error) {
     // RE2's message names the construct and where it is, e.g. "missing ): a(b".
     throw new InvalidBanError('invalid_regex', `${field} is not a valid RE2 expression: ${(error as Error).message}`, field);
   }
 }
 
-/** Validates and compiles a ban; throws InvalidBanError (`empty_ban`, `invalid_regex`). */
+/** Validates a ban; throws InvalidBanError (`empty_ban`, `invalid_regex`). */
 export function compileBan(id: string, createdMs: number, spec: BanSpec): Ban {
   const normalised = normaliseBanSpec(spec);
   if (normalised.host_regex === undefined && normalised.path_regex === undefined && normalised.surrogate_key === undefined) {
     throw new InvalidBanError('empty_ban', 'a ban needs at least one non-empty field: host_regex, path_regex or surrogate_key');
   }
-  return {
-    id,
-    createdMs,
-    spec: normalised,
-    host: compileRegex('host_regex', normalised.host_regex),
-    path: compileRegex('path_regex', normalised.path_regex),
-    tag: normalised.surrogate_key,
-  };
+  validateRegex('host_regex', normalised.host_regex);
+  validateRegex('path_regex', normalised.path_regex);
+  return { id, createdMs, spec: normalised, stats: { evictedEntries: 0, hiddenLookups: 0 } };
 }
 
 /**
- * Whether the entry satisfies every given field of the ban, whatever its age. Regexes search (an
- * unanchored regex matches anywhere); `parts` is the entry key split once per lookup by the caller.
+ * Refuses fields longer than a new ban from an operator may have (`field_too_long`). A ban already
+ * journaled or sent by another node is applied whatever its length.
  */
-export function banMatches(ban: Ban, entry: CacheEntry, parts: KeyParts = keyParts(entry.key)): boolean {
-  if (ban.tag !== undefined && !entry.tags.includes(ban.tag)) return false;
-  if (ban.host !== undefined && !ban.host.test(parts.host)) return false;
-  if (ban.path !== undefined && !ban.path.test(parts.pathAndQuery)) return false;
-  return true;
-}
-
-/** Whether the ban hides the entry: it matches and its origin fetch began no later than the ban. */
-export function banHides(ban: Ban, entry: CacheEntry, parts?: KeyParts): boolean {
-  return entry.requestTimeMs <= ban.createdMs && banMatches(ban, entry, parts);
+export function assertBanFieldLengths(spec: BanSpec): void {
+  for (const field of ['host_regex', 'path_regex'] as const) {
+    const pattern = spec[field];
+    if (pattern !== undefined && Buffer.byteLength(pattern, 'utf8') > MAX_BAN_REGEX_BYTES) {
+      throw new InvalidBanError('field_too_long', `${field} is longer than ${MAX_BAN_REGEX_BYTES} bytes`, field);
+    }
+  }
+  const tag = spec.surrogate_key?.trim();
+  // A stored tag is never longer (longer ones are dropped when a response is stored), so such a ban
+  // could match nothing.
+  if (tag !== undefined && tag.length > MAX_TAG_LENGTH) {
+    throw new InvalidBanError('field_too_long', `surrogate_key is longer than ${MAX_TAG_LENGTH} characters`, 'surrogate_key');
+  }
 }
 
 /** `field=value` pairs, as the recent list and the logs show a ban. */

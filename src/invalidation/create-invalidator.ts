@@ -1,13 +1,14 @@
 // The invalidation engine: the four operations of spec §1 over a TieredCache, the lazy check the
 // proxy runs on every lookup, 24-hour ban retention, and a journal that keeps bans across restarts.
 import { randomUUID } from 'node:crypto';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { CacheEntry } from '../cache/entry.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import type { Logger } from '../observe/logger.js';
-import { banHides, banMatches, compileBan, describeBan, type Ban } from './ban.js';
+import type { StoredSummary } from '../store/cache-store.js';
+import { assertBanFieldLengths, compileBan, describeBan, type Ban } from './ban.js';
 import { BanList } from './ban-list.js';
-import { CorruptJournalError, InvalidBanError, InvalidUrlError, InvalidatorStateError } from './errors.js';
+import { BanLurker } from './ban-lurker.js';
+import { BanLimitError, CorruptJournalError, InvalidBanError, InvalidUrlError, InvalidatorStateError } from './errors.js';
 import { HotTagIndex } from './hot-tag-index.js';
 import { InvalidationJournal, type JournalRecord } from './invalidation-journal.js';
 import type {
@@ -22,6 +23,7 @@ import type {
 } from './invalidator.js';
 import { PurgeRecords } from './purge-records.js';
 import { RecentInvalidations } from './recent-invalidations.js';
+import { TimeSlicer } from './time-slicer.js';
 import { keysOfUrl } from './url-key.js';
 
 /** Active bans are kept this long, then pruned (spec §1.1, §8). */
@@ -40,8 +42,13 @@ export const MAX_PURGE_RECORDS = 100_000;
 export const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
 /** Entries of the recent-invalidations list (what the dashboard shows). */
 export const RECENT_LIMIT = 100;
-/** A prune sweep lets other work run after this many entries. */
-const SWEEP_CHUNK_ENTRIES = 1000;
+/**
+ * Active bans at most (`max_active_bans`); a new ban beyond it is refused (BanLimitError) until the
+ * oldest expire. 10,000 bans in 24 hours is one every 9 seconds, day and night, and costs the lazy
+ * check and memory little (docs/invalidation.md has the figures); without a bound, bans are a way to
+ * exhaust a node's memory.
+ */
+export const DEFAULT_MAX_ACTIVE_BANS = 10_000;
 
 export interface InvalidatorOptions {
   cache: TieredCache;
@@ -55,6 +62,7 @@ export interface InvalidatorOptions {
   purgeWindowMs?: number;
   maxPurgeRecords?: number;
   pruneIntervalMs?: number;
+  maxActiveBans?: number;
 }
 
 /** What one prune did. */
@@ -72,6 +80,17 @@ export interface InvalidationEngine extends Invalidator {
   stop(): Promise<void>;
   /** Prunes expired bans and purge records now; the timer calls it. One prune runs at a time. */
   pruneNow(): Promise<PruneReport>;
+  /**
+   * Whether a new ban from an operator may enter: throws InvalidBanError (`empty_ban`,
+   * `invalid_regex`, `field_too_long`) or BanLimitError (`ban_limit_reached`, counted) and changes
+   * nothing else. The admin API asks before ban(); bans from other nodes and from the journal are
+   * not asked, so that nodes never disagree on what is banned.
+   */
+  admitBan(spec: BanSpec): void;
+  /** Bans in force (svc_bans_active). */
+  readonly activeBanCount: number;
+  /** New bans refused because `maxActiveBans` were in force (svc_bans_rejected_total). */
+  readonly bansRefused: number;
 }
 
 function positiveInteger(name: string, value: number): number {
@@ -92,10 +111,13 @@ class Engine implements InvalidationEngine {
   readonly #purgeWindowMs: number;
   readonly #maxPurgeRecords: number;
   readonly #pruneIntervalMs: number;
+  readonly #maxActiveBans: number;
 
   readonly #bans = new BanList();
   readonly #purges = new PurgeRecords();
   readonly #tagIndex = new HotTagIndex();
+  readonly #lurker: BanLurker;
+  #bansRefused = 0;
   readonly #recent: RecentInvalidations;
   readonly #counts: Record<InvalidationType, number> = { purge: 0, purge_batch: 0, ban: 0, refresh: 0 };
 
@@ -117,6 +139,12 @@ class Engine implements InvalidationEngine {
     this.#purgeWindowMs = positiveInteger('purgeWindowMs', options.purgeWindowMs ?? PURGE_WINDOW_MS);
     this.#maxPurgeRecords = positiveInteger('maxPurgeRecords', options.maxPurgeRecords ?? MAX_PURGE_RECORDS);
     this.#pruneIntervalMs = positiveInteger('pruneIntervalMs', options.pruneIntervalMs ?? PRUNE_INTERVAL_MS);
+    this.#maxActiveBans = positiveInteger('maxActiveBans', options.maxActiveBans ?? DEFAULT_MAX_ACTIVE_BANS);
+    this.#lurker = new BanLurker({
+      cache: this.#cache,
+      tagIndex: this.#tagIndex,
+      onError: (error) => this.#logger.error({ err: error }, 'the eager eviction of a ban failed; the lazy check still hides its matches'),
+    });
     this.#recent = new RecentInvalidations(positiveInteger('recentLimit', options.recentLimit ?? RECENT_LIMIT));
     this.#lastPruneMs = this.#now();
   }
@@ -145,6 +173,7 @@ class Engine implements InvalidationEngine {
     if (this.#state !== 'running') return;
     this.#state = 'stopped';
     clearInterval(this.#timer);
+    await this.#lurker.stop();
     await this.#pruning?.catch(() => undefined);
     this.#unobserve?.();
     await this.#journal?.close();
@@ -182,15 +211,36 @@ class Engine implements InvalidationEngine {
     return { ...this.#done('purge_batch', `${urls.length} URLs`, atMs, count), failed };
   }
 
+  admitBan(spec: BanSpec): void {
+    assertBanFieldLengths(spec);
+    compileBan('admission', 0, spec);
+    if (this.#bans.size < this.#maxActiveBans) return;
+    this.#bansRefused += 1;
+    const nowMs = this.#now();
+    const oldestExpiresMs = (this.#bans.oldest()?.createdMs ?? nowMs) + this.#banRetentionMs;
+    // An expired ban waiting for the timer's prune would keep refusing: prune now.
+    if (oldestExpiresMs <= nowMs && this.#state === 'running') this.#pruneInBackground();
+    throw new BanLimitError(this.#maxActiveBans, oldestExpiresMs, Math.max(0, oldestExpiresMs - nowMs));
+  }
+
   async ban(spec: BanSpec): Promise<InvalidationResult> {
     this.#assertRunning();
     const ban = compileBan(randomUUID(), this.#stamp(), spec);
+    // From here on every lookup hides what the ban matches; the lurker then evicts it from the hot tier.
     this.#bans.add(ban);
-    const count = this.#evictHot(ban);
+    const evicted = this.#lurker.evict(ban);
     const persisted = this.#persist([{ type: 'ban', id: ban.id, created_ms: ban.createdMs, ...ban.spec }]);
     if (ban.createdMs - this.#lastPruneMs >= this.#pruneIntervalMs) this.#pruneInBackground();
-    await persisted;
+    const [count] = await Promise.all([evicted, persisted]);
     return this.#done('ban', describeBan(ban.spec), ban.createdMs, count);
+  }
+
+  get activeBanCount(): number {
+    return this.#bans.size;
+  }
+
+  get bansRefused(): number {
+    return this.#bansRefused;
   }
 
   async refresh(url: string): Promise<UrlInvalidationResult> {
@@ -205,7 +255,11 @@ class Engine implements InvalidationEngine {
   }
 
   isInvalidated(entry: CacheEntry): boolean {
-    return this.#purges.hides(entry.key, entry.requestTimeMs) || this.#bans.hides(entry);
+    if (this.#purges.hides(entry.key, entry.requestTimeMs)) return true;
+    const ban = this.#bans.hides(entry);
+    if (ban === undefined) return false;
+    ban.stats.hiddenLookups += 1;
+    return true;
   }
 
   activeBans(): ActiveBan[] {
@@ -213,10 +267,7 @@ class Engine implements InvalidationEngine {
   }
 
   matchingBans(entry: CacheEntry): ActiveBan[] {
-    return this.#bans
-      .bans()
-      .filter((ban) => banMatches(ban, entry))
-      .map((ban) => this.#describe(ban));
+    return this.#bans.matching(entry).map((ban) => this.#describe(ban));
   }
 
   recent(): RecentInvalidation[] {
@@ -274,15 +325,6 @@ class Engine implements InvalidationEngine {
     return count;
   }
 
-  /** Eager eviction (spec §1.1): the hot entries the ban hides go at once, with their warm copies. */
-  #evictHot(ban: Ban): number {
-    const candidates = ban.tag === undefined ? this.#cache.hot.entries() : this.#tagIndex.tagged(ban.tag);
-    const hidden: CacheEntry[] = [];
-    for (const entry of candidates) if (banHides(ban, entry)) hidden.push(entry);
-    for (const entry of hidden) this.#cache.delete(entry.key, entry.variantKey);
-    return hidden.length;
-  }
-
   /**
    * Drops purge records past their window (or beyond the bound), first deleting what each still
    * hides, so a fetch that outran the purge cannot resurface once its record is gone.
@@ -312,7 +354,7 @@ class Engine implements InvalidationEngine {
       // Stopped mid-sweep: the bans stay, and the next start prunes them.
       if (swept === undefined) return { bansPruned: 0, purgeRecordsPruned: purges.records, entriesDeleted };
       entriesDeleted += swept;
-      this.#bans.dropOldest(expired.length);
+      this.#bans.remove(expired);
     }
     this.#lastPruneMs = nowMs;
     if (this.#journal !== undefined && (expired.length > 0 || purges.records > 0)) {
@@ -324,28 +366,28 @@ class Engine implements InvalidationEngine {
   /**
    * Deletes from both tiers every entry the expiring bans still hide: hot entries stored by fetches
    * that outran a ban, and warm entries nobody looked up since. Without this a pruned ban would let
-   * them be served again. Returns how many went, or undefined when stop() interrupted it.
+   * them be served again. It reads the tiers' summaries (the warm tier answers from its in-memory
+   * index), never a body. Returns how many went, or undefined when stop() interrupted it.
    */
   async #sweep(expiring: readonly Ban[]): Promise<number | undefined> {
-    const bans = new BanList();
+    const bans = new BanList({ rememberChecks: false });
     for (const ban of expiring) bans.add(ban);
     let deleted = 0;
-    let visited = 0;
+    const slicer = new TimeSlicer();
     const tiers = [
-      { entries: this.#cache.hot.entries(), remove: (e: CacheEntry) => this.#cache.delete(e.key, e.variantKey) },
+      { entries: this.#cache.hot.summaries(), remove: (e: StoredSummary) => this.#cache.delete(e.key, e.variantKey) },
       ...(this.#cache.warm === undefined
         ? []
-        : [{ entries: this.#cache.warm.entries(), remove: (e: CacheEntry) => this.#cache.warm?.delete(e.key, e.variantKey) }]),
+        : [{ entries: this.#cache.warm.summaries(), remove: (e: StoredSummary) => this.#cache.warm?.delete(e.key, e.variantKey) }]),
     ];
     for (const tier of tiers) {
       for (const entry of tier.entries) {
-        if (bans.hides(entry)) {
+        if (bans.hides(entry) !== undefined) {
           tier.remove(entry);
           deleted += 1;
         }
-        visited += 1;
-        if (visited % SWEEP_CHUNK_ENTRIES === 0) {
-          await yieldToEventLoop();
+        if (slicer.spent()) {
+          await slicer.pause();
           if (this.#state !== 'running') return undefined;
         }
       }
@@ -373,7 +415,14 @@ class Engine implements InvalidationEngine {
   }
 
   #describe(ban: Ban): ActiveBan {
-    return { id: ban.id, ...ban.spec, created_at: iso(ban.createdMs), expires_at: iso(ban.createdMs + this.#banRetentionMs) };
+    return {
+      id: ban.id,
+      ...ban.spec,
+      created_at: iso(ban.createdMs),
+      expires_at: iso(ban.createdMs + this.#banRetentionMs),
+      evicted: ban.stats.evictedEntries,
+      hidden: ban.stats.hiddenLookups,
+    };
   }
 
   #pruneInBackground(): void {

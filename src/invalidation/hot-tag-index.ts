@@ -1,18 +1,25 @@
 // Which hot-tier entries carry each surrogate key, so a ban by surrogate key evicts its entries
 // without scanning the tier (spec §1.1, issue 4). Kept up to date by the TieredCache's hot-tier
-// notifications; holds only references to entries the hot tier already holds.
+// notifications; holds only references to entries the hot tier already holds. Its maps and its
+// large sets are sharded (src/store/sharded-map.ts): a ban over a tag a million entries carry
+// empties them, and a plain Map or Set would rehash hundreds of thousands of items in one delete.
 import type { CacheEntry } from '../cache/entry.js';
 import type { HotTierObserver } from '../cache/tiered-cache.js';
+import { ShardedMap, ShardedSet } from '../store/sharded-map.js';
+
+const entryKey = (entry: CacheEntry): string => entry.key;
 
 export class HotTagIndex implements HotTierObserver {
-  readonly #byTag = new Map<string, Set<CacheEntry>>();
+  readonly #byTag = new ShardedMap<ShardedSet<CacheEntry>>();
   /** Tagged entries by key and variantKey: a put replacing a variant must unindex the one it replaced. */
-  readonly #byKey = new Map<string, Map<string, CacheEntry>>();
+  readonly #byKey = new ShardedMap<Map<string, CacheEntry>>();
 
-  /** Entries of the hot tier tagged `tag`. */
-  tagged(tag: string): readonly CacheEntry[] {
-    const entries = this.#byTag.get(tag);
-    return entries === undefined ? [] : [...entries];
+  /**
+   * Entries of the hot tier tagged `tag`, read live rather than copied (a tag may be on a million
+   * entries): one removed while the caller iterates is skipped, one stored meanwhile may be visited.
+   */
+  tagged(tag: string): Iterable<CacheEntry> {
+    return this.#byTag.get(tag)?.values() ?? [];
   }
 
   /** Tags indexed, for tests and stats. */
@@ -29,9 +36,12 @@ export class HotTagIndex implements HotTierObserver {
     if (variants === undefined) this.#byKey.set(entry.key, new Map([[entry.variantKey, entry]]));
     else variants.set(entry.variantKey, entry);
     for (const tag of entry.tags) {
-      const entries = this.#byTag.get(tag);
-      if (entries === undefined) this.#byTag.set(tag, new Set([entry]));
-      else entries.add(entry);
+      let entries = this.#byTag.get(tag);
+      if (entries === undefined) {
+        entries = new ShardedSet(entryKey);
+        this.#byTag.set(tag, entries);
+      }
+      entries.add(entry);
     }
   }
 

@@ -25,7 +25,9 @@ export interface RecentInvalidation {
 export interface InvalidationResult {
   /**
    * purge / refresh: stored variants removed or marked stale, across both tiers;
-   * ban: hot-tier entries evicted at once (warm-tier matches are hidden by the lazy check).
+   * ban: hot-tier entries its eager eviction removed. The eviction walks the hot tier in slices that
+   * yield to the event loop, and the ban answers once that walk is over; warm-tier matches are hidden
+   * by the lazy check and not counted.
    */
   count: number;
 }
@@ -47,12 +49,20 @@ export interface ActiveBan extends BanSpec {
   created_at: string;
   /** ISO 8601 UTC: when it is pruned (24 h after creation, spec §1.1). */
   expires_at: string;
+  /** Hot-tier entries this ban's eager eviction removed on this node (so far, while it runs). */
+  evicted: number;
+  /** Lookups on this node that the lazy check answered as a miss because of this ban. */
+  hidden: number;
 }
 
 export interface Invalidator {
   purge(url: string): Promise<UrlInvalidationResult>;
   purgeBatch(urls: readonly string[]): Promise<BatchResult>;
-  /** Throws InvalidBanError (code `empty_ban` or `invalid_regex`) before changing anything. */
+  /**
+   * Resolves once the ban is in effect for every lookup, journaled, and evicted from the hot tier.
+   * Throws InvalidBanError (code `empty_ban` or `invalid_regex`) before changing anything. The bound
+   * on active bans is not checked here (see InvalidationEngine.admitBan).
+   */
   ban(spec: BanSpec): Promise<InvalidationResult>;
   refresh(url: string): Promise<UrlInvalidationResult>;
   /** The lazy check of spec §1.1: true when an invalidation newer than the entry's fetch hides it. */

@@ -11,6 +11,7 @@ import { createAccessLog } from '../observe/access-log.js';
 import type { Logger } from '../observe/logger.js';
 import { createHotStore } from '../store/hot-store.js';
 import type { WarmStore } from '../store/warm/warm-store.js';
+import { discardedSchemaMessage } from '../store/warm/schema.js';
 import { TieredCache } from '../cache/tiered-cache.js';
 import type { CacheEntry } from '../cache/entry.js';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
@@ -210,7 +211,9 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     const warmConfig = config.warm;
     warm = await readiness.phase('log_replay', () => openLockedWarmStore(warmConfig, now, teardown));
     const report = warm.openReport;
-    if (report.discardedSchema) logger.warn({ discarded: report.discardedSchema }, 'warm tier held another schema version: wiped');
+    if (report.discardedSchema) {
+      logger.warn({ discarded: report.discardedSchema }, discardedSchemaMessage(warmConfig.path, report.discardedSchema));
+    }
     logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
     readiness.set('warm_store_indexed', true, `${report.entryCount} entries indexed`);
   }
@@ -222,7 +225,8 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   // Bans and purges are kept beside the warm tier they must outlive; without one, nothing survives a
   // restart that an invalidation would need to hide.
   const invalidationDir = config.warm ? join(config.warm.path, 'invalidation') : undefined;
-  const invalidator = createInvalidator({ cache, logger, now, dataDir: invalidationDir });
+  const invalidator = createInvalidator({ cache, logger, now, dataDir: invalidationDir, maxActiveBans: config.max_active_bans });
+  metrics.bindBans(invalidator);
   await readiness.phase('log_replay', () => invalidator.start());
   teardown.add(() => invalidator.stop());
   // CDN purges not yet confirmed are kept beside the invalidation journal, and sent again at start.
@@ -272,6 +276,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     sessions,
     now,
     invalidator: cdn ? new CdnInvalidator(adminInvalidator, cdn) : adminInvalidator,
+    admitBan: (spec) => invalidator.admitBan(spec),
     cdnStatus: cdn ? () => cdn.status() : undefined,
     adminToken,
     config: () => current,

@@ -24,11 +24,18 @@ export interface WarmStoreGaugeSource extends StoreGaugeSource {
   readonly lastSyncMs: number;
 }
 
+/** What the invalidation engine shows to the metrics (the engine itself satisfies it). */
+export interface BanGaugeSource {
+  readonly activeBanCount: number;
+  readonly bansRefused: number;
+}
+
 export class NodeMetrics {
   readonly registry = new Registry();
   private readonly traffic = new TrafficMetrics();
   private hot: HotStoreGaugeSource | undefined;
   private warm: WarmStoreGaugeSource | undefined;
+  private bans: BanGaugeSource | undefined;
   readonly smugglingRejected: Counter;
   /** The edge's defences (src/observe/edge-metrics.ts). */
   readonly edge: EdgeMetrics;
@@ -73,6 +80,8 @@ export class NodeMetrics {
     counterFrom('svc_vary_cap_hits_total', 'Variant insertions rejected above 64 variants.', () => this.hot?.varyCapHits);
     counterFrom('svc_warm_store_self_heals_total', 'Warm-tier records that failed their checksum and were deleted.', () => this.warm?.selfHeals);
     counterFrom('svc_wal_dropped_entries_total', 'Warm-tier writes dropped because the write queue was full.', () => this.warm?.droppedWrites);
+    gauge('svc_bans_active', 'Bans in force on this node.', () => this.bans?.activeBanCount);
+    counterFrom('svc_bans_rejected_total', 'New bans refused because max_active_bans were in force.', () => this.bans?.bansRefused);
 
     this.smugglingRejected = new Counter({
       name: 'svc_http_smuggling_rejected_total',
@@ -103,6 +112,10 @@ export class NodeMetrics {
   bindStores(hot: HotStoreGaugeSource, warm?: WarmStoreGaugeSource): void {
     this.hot = hot;
     this.warm = warm;
+  }
+
+  bindBans(bans: BanGaugeSource): void {
+    this.bans = bans;
   }
 
   observeRequest(observation: RequestObservation): void {

@@ -19,6 +19,16 @@ export const MAX_VARIANTS = 64;
  */
 export type PutOutcome = 'stored' | 'vary_cap' | 'too_large' | 'dropped';
 
+/** What the invalidation sweeps read of a stored variant: no body, no header field. */
+export interface StoredSummary {
+  readonly key: string;
+  readonly variantKey: string;
+  /** `CacheEntry.requestTimeMs`: what a ban's or a purge's time is compared with. */
+  readonly requestTimeMs: number;
+  /** `CacheEntry.tags`: what a surrogate-key ban matches. */
+  readonly tags: readonly string[];
+}
+
 export interface CacheStore {
   readonly tier: 'hot' | 'warm';
   /** Every stored variant of a primary key, most recently stored first; marks them recently used. */
@@ -39,6 +49,11 @@ export interface CacheStore {
   delete(key: string, variantKey?: string): number;
   /** Every entry, in no particular order; safe against deletes made while iterating. */
   entries(): Iterable<CacheEntry>;
+  /**
+   * What entries() would give, as summaries answered from the store's index: nothing is read from
+   * disk or decoded. For the sweeps of the invalidation engine, which must not read bodies.
+   */
+  summaries(): Iterable<StoredSummary>;
   readonly entryCount: number;
   readonly byteCount: number;
   /** Resolves once every accepted `put` and `delete` is visible to a fresh process (durable). */

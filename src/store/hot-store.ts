@@ -123,6 +123,11 @@ class MemoryCacheStore implements HotStore {
     for (const node of this.#index.nodes()) yield node.entry;
   }
 
+  summaries(): Iterable<CacheEntry> {
+    // An entry in memory is its own summary.
+    return this.entries();
+  }
+
   async flush(): Promise<void> {
     // Memory has nothing to make durable.
   }

@@ -5,6 +5,7 @@
 // than a one-element array.
 
 import { MAX_VARIANTS } from './cache-store.js';
+import { ShardedMap } from './sharded-map.js';
 
 /** What a tier keeps per stored variant; tiers extend it with their payload. */
 export interface IndexNode {
@@ -23,7 +24,8 @@ export type Admission = 'replace' | 'add' | 'vary_cap';
 const NONE: readonly never[] = Object.freeze([]);
 
 export class RecencyIndex<N extends IndexNode> {
-  readonly #groups = new Map<string, N | N[]>();
+  /** Sharded: a tier losing most of its entries at once must not rehash them all in one delete. */
+  readonly #groups = new ShardedMap<N | N[]>();
   /** Most recently used end of the list. */
   #newest: N | null = null;
   /** Least recently used end: the next to evict. */

@@ -64,9 +64,10 @@ describe('docs/openapi.yaml', () => {
   before(async () => {
     origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=60', 'surrogate-key': 'k1' }, body: 'x' }));
     // Every documented 401 is exercised with a wrong token: the wrong-token limit is raised above their
-    // number, and reached on purpose near the end.
+    // number, and reached on purpose near the end. Two bans fit: the 200 case of POST /v1/ban and one
+    // more, then 429 ban_limit_reached (below).
     svc = await startSvc([origin.url], {
-      config: { admin: { listen: '127.0.0.1:0', token: TOKEN, pprof_enabled: true, auth_failure_limit: AUTH_FAILURE_LIMIT } },
+      config: { admin: { listen: '127.0.0.1:0', token: TOKEN, pprof_enabled: true, auth_failure_limit: AUTH_FAILURE_LIMIT }, max_active_bans: 2 },
       reloadable: true,
     });
     cdn = await startFakeCdn(() => cloudflareError(400, 1012, 'refused'));
@@ -142,6 +143,8 @@ describe('docs/openapi.yaml', () => {
       ]),
       { operation: 'POST /v1/purge/batch', status: 413, body: { urls: Array.from({ length: PURGE_BATCH_MAX_URLS + 1 }, () => url) } },
       { operation: 'POST /v1/ban', status: 400, body: { path_regex: '[' } },
+      { operation: 'POST /v1/ban', status: 200, body: { surrogate_key: 'k2' } },
+      { operation: 'POST /v1/ban', status: 429, body: { surrogate_key: 'k3' } },
       { operation: 'GET /v1/auth/check', status: 200 },
       { operation: 'GET /v1/stats', status: 200 },
       { operation: 'GET /v1/stats', status: 200, path: `/v1/stats?url=${encodeURIComponent(url)}` },

@@ -174,6 +174,13 @@ describe('the dashboard in a browser', () => {
     await rows.first().waitFor();
     assert.match(await text(rows.first()), /path_regex=\^\/made-on-edge-b\$\s+\d+ s\s+23 h 59 min/);
     assert.match(await text(rows.nth(1)), /surrogate_key=product-\w+/);
+    // What each matched on this node: the ban made here evicted the one entry it named (as its answer
+    // said); the ban from edge b matched nothing here, and no lookup has been refused because of it.
+    const counts = async (row: number): Promise<string[]> =>
+      Promise.all([3, 4].map(async (cell) => text(rows.nth(row).locator('td').nth(cell))));
+    assert.deepEqual(await counts(0), ['0', '0']);
+    assert.equal((await counts(1))[0], '1');
+    assert.match((await counts(1))[1] ?? '', /^\d+$/);
   });
 
   test('URL inspector: cached or not, tier, owner, age, freshness, variants, tags and the bans that match', async () => {

@@ -54,6 +54,7 @@ describe('defaults', () => {
       hot_max_bytes: 268_435_456,
       max_object_bytes: 8_388_608,
       stale_if_unreachable: 300_000,
+      max_active_bans: 10_000,
       admin: { listen: '127.0.0.1:9000', pprof_enabled: false, auth_failure_limit: 10, auth_failure_window: 60_000 },
       pools: [
         {
@@ -121,6 +122,7 @@ describe('a file setting every key', () => {
     assert.equal(config.admin.listen, '[::1]:9001');
     assert.equal(config.admin.token, '0123456789abcdef-admin');
     assert.equal(config.hop_limit, 2);
+    assert.equal(config.max_active_bans, 500);
     assert.deepEqual(config.warm, { path: '/var/cache/svc', max_bytes: 10_737_418_240, write_queue_length: 256 });
     assert.equal(config.pools[0]?.connect_timeout, 500);
     assert.equal(config.pools[0]?.response_timeout, 90_000);
@@ -197,6 +199,13 @@ describe('value errors name the key path and say what was expected and what was 
         c.max_object_bytes = 0;
       },
       'max_object_bytes: expected an integer number of bytes greater than 0, got 0',
+    ],
+    [
+      'no active ban allowed',
+      (c) => {
+        c.max_active_bans = 0;
+      },
+      'max_active_bans: expected an integer of at least 1, got 0',
     ],
     [
       'a fractional size',

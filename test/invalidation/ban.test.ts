@@ -170,8 +170,20 @@ describe('what the admin API shows', () => {
       assert.deepEqual(
         bans.map(({ id: _id, ...rest }) => rest),
         [
-          { host_regex: 'a\\.com', created_at: '2023-11-14T22:13:21.000Z', expires_at: '2023-11-15T22:13:21.000Z' },
-          { surrogate_key: 't', created_at: '2023-11-14T22:13:22.000Z', expires_at: '2023-11-15T22:13:22.000Z' },
+          {
+            host_regex: 'a\\.com',
+            created_at: '2023-11-14T22:13:21.000Z',
+            expires_at: '2023-11-15T22:13:21.000Z',
+            evicted: 1,
+            hidden: 0,
+          },
+          {
+            surrogate_key: 't',
+            created_at: '2023-11-14T22:13:22.000Z',
+            expires_at: '2023-11-15T22:13:22.000Z',
+            evicted: 0,
+            hidden: 0,
+          },
         ],
       );
       assert.notEqual(bans[0]?.id, bans[1]?.id);

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { BAN_RETENTION_MS } from '../../src/invalidation/create-invalidator.js';
 import { CorruptJournalError } from '../../src/invalidation/errors.js';
 import { JOURNAL_FILE_NAME } from '../../src/invalidation/invalidation-journal.js';
+import { recordId } from '../../src/store/warm/record-codec.js';
+import { openWarmTables } from '../../src/store/warm/tables.js';
 import { entry, holds, HOUR_MS, openRig, serve, T0 } from './fixture.js';
 
 describe('24-hour retention', () => {
@@ -38,6 +40,40 @@ describe('24-hour retention', () => {
       assert.ok(serve(rig, 'http://a.com/after'));
       // With the ban gone, the lazy check no longer hides what it matched.
       assert.equal(rig.invalidator.isInvalidated(entry({ key: 'http://a.com/new', requestTimeMs: T0 })), false);
+    } finally {
+      await rig.cleanup();
+    }
+  });
+
+  test('the prune sweep reads no body: warm entries are judged by the index alone', async () => {
+    const rig = await openRig();
+    try {
+      const hidden = entry({ key: 'http://a.com/warm-only', tags: ['t'] });
+      const kept = entry({ key: 'http://b.com/unrelated', tags: ['t'] });
+      rig.warm.put(hidden);
+      rig.warm.put(kept);
+      rig.clock.ms = T0 + 1000;
+      await rig.invalidator.ban({ host_regex: '^a\\.com$', surrogate_key: 't' });
+      await rig.close();
+      // Damage both records on disk: reading either would fail its checksum and count a self-heal.
+      const tables = openWarmTables(join(rig.dir, 'warm'));
+      for (const damaged of [hidden, kept]) {
+        const id = recordId(damaged.key, damaged.variantKey);
+        const record = Buffer.from(tables.records.getBinary(id) as Buffer);
+        record[record.length - 1] = (record[record.length - 1] as number) ^ 0xff;
+        await tables.records.put(id, record);
+      }
+      await tables.env.close();
+
+      const restarted = await openRig({ dir: rig.dir, startMs: T0 + 1000 + BAN_RETENTION_MS });
+      try {
+        assert.deepEqual(await restarted.invalidator.pruneNow(), { bansPruned: 1, purgeRecordsPruned: 0, entriesDeleted: 1 });
+        assert.equal(restarted.warm.selfHeals, 0, 'no record was read');
+        assert.equal(restarted.warm.has(hidden.key, ''), false);
+        assert.equal(restarted.warm.has(kept.key, ''), true);
+      } finally {
+        await restarted.close();
+      }
     } finally {
       await rig.cleanup();
     }

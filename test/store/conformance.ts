@@ -243,6 +243,28 @@ export function cacheStoreConformance(name: string, makeStore: StoreFactory): vo
         assert.deepEqual([...store.entries()], []);
       }));
 
+    test('summaries() gives what entries() gives, key, variant, fetch time and tags, and tolerates deletes', () =>
+      withStore(makeStore, ROOMY_MAX_BYTES, async (store) => {
+        for (let i = 0; i < 20; i += 1) {
+          const entry = makeEntry({ key: `https://example.com/${i % 8}`, variantKey: `${i}` });
+          store.put({ ...entry, requestTimeMs: entry.requestTimeMs + i, tags: i % 2 === 0 ? [`t${i}`, 'even'] : [] });
+        }
+        await store.flush();
+        const summary = ({ key, variantKey, requestTimeMs, tags }: { key: string; variantKey: string; requestTimeMs: number; tags: readonly string[] }) =>
+          JSON.stringify([key, variantKey, requestTimeMs, tags]);
+        assert.deepEqual([...store.summaries()].map(summary).sort(), [...store.entries()].map(summary).sort());
+        assert.equal([...store.summaries()].length, 20);
+        const visited: string[] = [];
+        for (const entry of store.summaries()) {
+          visited.push(`${entry.key} ${entry.variantKey}`);
+          store.delete(entry.key, entry.variantKey);
+          store.delete('https://example.com/7');
+        }
+        assert.equal(new Set(visited).size, visited.length, 'no entry visited twice');
+        assert.ok(!visited.slice(1).some((id) => id.startsWith('https://example.com/7 ')));
+        assert.deepEqual([...store.summaries()], []);
+      }));
+
     test('after flush, many entries read back intact', () =>
       withStore(makeStore, ROOMY_MAX_BYTES, async (store) => {
         const entries = Array.from({ length: 200 }, (_, i) =>

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { crc32 } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { entrySizeBytes, type CacheEntry } from '../../src/cache/entry.js';
 import { StoreError } from '../../src/store/errors.js';
 import { recordId, WARM_SCHEMA_VERSION } from '../../src/store/warm/record-codec.js';
-import { SCHEMA_VERSION_KEY } from '../../src/store/warm/schema.js';
+import { discardedSchemaMessage, SCHEMA_VERSION_KEY } from '../../src/store/warm/schema.js';
 import { openWarmTables } from '../../src/store/warm/tables.js';
 import { openWarmStore, type WarmStore, type WarmStoreOptions } from '../../src/store/warm/warm-store.js';
 import { cacheStoreConformance } from './conformance.js';
@@ -245,7 +246,7 @@ describe('warm store', () => {
         await tables.env.close();
 
         const second = await open(path);
-        assert.deepEqual(second.openReport.discardedSchema, { foundVersion });
+        assert.deepEqual(second.openReport.discardedSchema, { foundVersion, entryCount: 1 });
         assert.equal(second.entryCount, 0);
         assert.deepEqual(second.variants(entry.key), []);
         second.put(entry);
@@ -261,6 +262,90 @@ describe('warm store', () => {
     });
   }
 
+  // Versions 1 (the first layout) and 2 (keys with the scheme, issue 14) wrote the same index record,
+  // without fetch time or tags; this build's index records carry both (version 3).
+  for (const oldVersion of [1, 2]) {
+    test(`a directory written by schema version ${oldVersion} (index records without fetch time or tags) is wiped, never misread`, async () => {
+      const path = await tempDir();
+      try {
+        // The old layout, byte for byte: frames of CRC-32 and the old version; an index record's
+        // payload is [key, variantKey, sizeBytes, lastAccessMs]; the entry record's metadata is the
+        // same 19 fields as today.
+        const oldFrame = (payload: Buffer): Buffer => {
+          const framed = Buffer.alloc(6 + payload.length);
+          framed.writeUInt16BE(oldVersion, 4);
+          payload.copy(framed, 6);
+          framed.writeUInt32BE(crc32(framed.subarray(4)), 0);
+          return framed;
+        };
+        const entry = makeEntry({ key: `https://example.com/v${oldVersion}` });
+        const current = await open(path);
+        current.put(entry);
+        await current.close();
+        const tables = openWarmTables(path);
+        const id = recordId(entry.key, entry.variantKey);
+        const stored = tables.records.getBinary(id) as Buffer;
+        await tables.records.put(id, oldFrame(stored.subarray(6)));
+        await tables.index.put(id, oldFrame(Buffer.from(JSON.stringify([entry.key, entry.variantKey, 100, 1_700_000_000_000]))));
+        await tables.meta.put(SCHEMA_VERSION_KEY, oldVersion);
+        await tables.env.close();
+
+        const reopened = await open(path);
+        try {
+          const discarded = reopened.openReport.discardedSchema;
+          assert.deepEqual(discarded, { foundVersion: oldVersion, entryCount: 1 });
+          assert.equal(
+            discardedSchemaMessage(path, discarded),
+            `the warm tier at ${path} was written with schema version ${oldVersion}, and this build reads version ${WARM_SCHEMA_VERSION}: ` +
+              'its 1 entries were discarded, not read, and it starts empty (the origin refills it)',
+          );
+          assert.equal(reopened.entryCount, 0);
+          assert.equal(reopened.selfHeals, 0, 'nothing was read to find out');
+          assert.deepEqual(reopened.variants(entry.key), []);
+          assert.deepEqual([...reopened.summaries()], []);
+        } finally {
+          await reopened.close();
+        }
+        assert.deepEqual(await onDisk(path, entry), { record: false, index: false });
+      } finally {
+        await rm(path, { recursive: true, force: true });
+      }
+    });
+  }
+
+  test('summaries() come from the index after a restart: key, variant, fetch time and tags, no record read', async () => {
+    const path = await tempDir();
+    try {
+      const tagged = { ...makeEntry({ key: 'https://example.com/tagged', variantKey: 'gzip' }), requestTimeMs: 1_700_000_123_456, tags: ['a', 'b'] };
+      const untagged = { ...makeEntry({ key: 'https://example.com/untagged' }), tags: [] };
+      const first = await open(path);
+      first.put(tagged);
+      first.put(untagged);
+      await first.close();
+      // Both records damaged: reading either would fail its checksum and count a self-heal.
+      await damage(path, 'records', tagged, (length) => length - 1);
+      await damage(path, 'records', untagged, (length) => length - 1);
+
+      const second = await open(path);
+      try {
+        const summaries = [...second.summaries()].map(({ key, variantKey, requestTimeMs, tags }) => ({ key, variantKey, requestTimeMs, tags }));
+        assert.deepEqual(
+          summaries.sort((a, b) => a.key.localeCompare(b.key)),
+          [
+            { key: tagged.key, variantKey: 'gzip', requestTimeMs: 1_700_000_123_456, tags: ['a', 'b'] },
+            { key: untagged.key, variantKey: '', requestTimeMs: untagged.requestTimeMs, tags: [] },
+          ],
+        );
+        assert.equal(second.selfHeals, 0, 'no record was read');
+        assert.equal(second.entryCount, 2);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+
   test('records with no schema version at all are wiped', async () => {
     const path = await tempDir();
     try {
@@ -272,7 +357,7 @@ describe('warm store', () => {
       await tables.env.close();
 
       const second = await open(path);
-      assert.deepEqual(second.openReport.discardedSchema, { foundVersion: null });
+      assert.deepEqual(second.openReport.discardedSchema, { foundVersion: null, entryCount: 1 });
       assert.equal(second.entryCount, 0);
       await second.close();
     } finally {

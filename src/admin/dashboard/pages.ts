@@ -175,7 +175,7 @@ ${operationForm(
 <p id="recent-empty">No invalidations yet.</p>
 </section>`,
 
-  bans: () => html`<p class="hint">Bans in force on this node, newest first. Each is kept 24 hours. <span id="bans-note"></span></p>
+  bans: () => html`<p class="hint">Bans in force on this node, newest first. Each is kept 24 hours. Evicted: hot-tier entries its eager eviction removed; hidden: lookups it has refused since.</p>
 <div class="table-scroll" tabindex="0" role="region" aria-labelledby="bans-caption">
 <table id="bans-table">
 <caption id="bans-caption">Active bans</caption>

@@ -6,8 +6,9 @@
 //
 // An entry record's payload is a u32 metadata length, the metadata as a JSON array (positional, so
 // no field names are repeated per record) and then the body as raw bytes, never re-encoded. An index
-// record's payload is a JSON array [key, variantKey, sizeBytes, lastAccessMs]: what the in-memory
-// recency index needs at open, so open never reads a body. JSON was measured against msgpackr for
+// record's payload is a JSON array [key, variantKey, sizeBytes, lastAccessMs, requestTimeMs, tags]:
+// what the in-memory index needs at open (recency, and what the invalidation sweeps and ban checks
+// read), so neither open nor a sweep ever reads a body. JSON was measured against msgpackr for
 // this metadata: within 30% both ways (about 3 µs per record) and 25% larger, and it needs no
 // dependency beyond Node.
 
@@ -18,10 +19,12 @@ import type { CacheEntry } from '../../cache/entry.js';
 /**
  * Version of the record layout and of the metadata array's fields. Bump it whenever either changes:
  * a store opened on another version discards its records (see schema.ts).
- * 2: keys are built from validated parts and carry the request's scheme (issue 14); a version 1
- * directory may hold entries stored under keys a crafted Host spelled, so it is not reused.
+ * 1: the first layout. 2: keys are built from validated parts and carry the request's scheme (issue 14);
+ * a version 1 directory may hold entries stored under keys a crafted Host spelled, so it is not reused.
+ * 3: index records carry requestTimeMs and tags (issue 15); a version 2 directory's index records lack
+ * them, so it is wiped rather than misread.
  */
-export const WARM_SCHEMA_VERSION = 2;
+export const WARM_SCHEMA_VERSION = 3;
 
 const FRAME_HEADER_BYTES = 6;
 const META_LENGTH_BYTES = 4;
@@ -45,6 +48,9 @@ export interface IndexRecord {
   variantKey: string;
   sizeBytes: number;
   lastAccessMs: number;
+  /** The entry's requestTimeMs and tags, copied so that sweeps and ban checks never read the entry. */
+  requestTimeMs: number;
+  tags: readonly string[];
 }
 
 function frame(payloadBytes: number): Buffer {
@@ -170,7 +176,9 @@ export function decodeEntry(buffer: Buffer): CacheEntry {
 }
 
 export function encodeIndexRecord(record: IndexRecord): Buffer {
-  const payload = Buffer.from(JSON.stringify([record.key, record.variantKey, record.sizeBytes, record.lastAccessMs]));
+  const payload = Buffer.from(
+    JSON.stringify([record.key, record.variantKey, record.sizeBytes, record.lastAccessMs, record.requestTimeMs, record.tags]),
+  );
   const buffer = frame(payload.length);
   payload.copy(buffer, FRAME_HEADER_BYTES);
   return seal(buffer);
@@ -184,10 +192,18 @@ export function decodeIndexRecord(buffer: Buffer): IndexRecord {
   } catch (error) {
     throw new CorruptRecordError('index record is not JSON', { cause: error });
   }
-  if (!Array.isArray(fields) || fields.length !== 4) throw new CorruptRecordError('index record has the wrong shape');
-  const [key, variantKey, sizeBytes, lastAccessMs] = fields as unknown[];
-  if (!isString(key) || !isString(variantKey) || !Number.isSafeInteger(sizeBytes) || (sizeBytes as number) < 0 || !isNumber(lastAccessMs)) {
+  if (!Array.isArray(fields) || fields.length !== 6) throw new CorruptRecordError('index record has the wrong shape');
+  const [key, variantKey, sizeBytes, lastAccessMs, requestTimeMs, tags] = fields as unknown[];
+  if (
+    !isString(key) ||
+    !isString(variantKey) ||
+    !Number.isSafeInteger(sizeBytes) ||
+    (sizeBytes as number) < 0 ||
+    !isNumber(lastAccessMs) ||
+    !isNumber(requestTimeMs) ||
+    !isStrings(tags)
+  ) {
     throw new CorruptRecordError('index record field of the wrong type');
   }
-  return { key, variantKey, sizeBytes: sizeBytes as number, lastAccessMs };
+  return { key, variantKey, sizeBytes: sizeBytes as number, lastAccessMs, requestTimeMs, tags };
 }

@@ -13,6 +13,17 @@ export const SCHEMA_VERSION_KEY = 'schema_version';
 export interface DiscardedSchema {
   /** The version the directory named, or null when it named none. */
   foundVersion: number | null;
+  /** Entries (index records) it held, all discarded. */
+  entryCount: number;
+}
+
+/** The line an operator reads when open wiped a directory: what was found, what this build reads. */
+export function discardedSchemaMessage(path: string, discarded: DiscardedSchema): string {
+  const found = discarded.foundVersion === null ? 'no schema version' : `schema version ${discarded.foundVersion}`;
+  return (
+    `the warm tier at ${path} was written with ${found}, and this build reads version ${WARM_SCHEMA_VERSION}: ` +
+    `its ${discarded.entryCount} entries were discarded, not read, and it starts empty (the origin refills it)`
+  );
 }
 
 /**
@@ -25,7 +36,7 @@ export async function reconcileSchema(tables: WarmTables): Promise<DiscardedSche
   const empty = tables.records.getCount() === 0 && tables.index.getCount() === 0;
   let discarded: DiscardedSchema | undefined;
   if (!empty || found !== undefined) {
-    discarded = { foundVersion: typeof found === 'number' ? found : null };
+    discarded = { foundVersion: typeof found === 'number' ? found : null, entryCount: tables.index.getCount() };
     // Records first, the version last: a crash in between leaves the old version named, so the next
     // open wipes again rather than serving a half-cleared directory.
     await tables.records.clearAsync();

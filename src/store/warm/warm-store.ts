@@ -1,12 +1,12 @@
-// The warm tier: entries on disk in lmdb, surviving restarts and kill -9. The recency index (which
-// variants exist, their sizes and last access) lives in memory and is rebuilt at open from the small
-// index table, never from bodies. Reads are synchronous from lmdb's memory map; writes go through a
+// The warm tier: entries on disk in lmdb, surviving restarts and kill -9. The in-memory index (which
+// variants exist, their sizes, last access, fetch times and tags) is rebuilt at open from the small
+// index table, never from bodies, and answers the invalidation sweeps without reading the disk. Reads are synchronous from lmdb's memory map; writes go through a
 // bounded queue and reach disk in batched transactions. A record that fails its checksum is deleted
 // and never served.
 
 import { performance } from 'node:perf_hooks';
 import { entrySizeBytes, type CacheEntry } from '../../cache/entry.js';
-import type { CacheStore, PutOutcome } from '../cache-store.js';
+import type { CacheStore, PutOutcome, StoredSummary } from '../cache-store.js';
 import { StoreError } from '../errors.js';
 import { RecencyIndex, type IndexNode } from '../recency-index.js';
 import {
@@ -65,10 +65,14 @@ export interface WarmStore extends CacheStore {
   readonly openReport: WarmOpenReport;
 }
 
-/** One stored variant in the in-memory recency index. */
-class WarmSlot implements IndexNode {
+/** Tags of the many entries that have none: one shared array rather than one per slot. */
+const NO_TAGS: readonly string[] = Object.freeze([]);
+
+/** One stored variant in the in-memory index; it is its own summary for the invalidation sweeps. */
+class WarmSlot implements IndexNode, StoredSummary {
   newer: WarmSlot | null = null;
   older: WarmSlot | null = null;
+  readonly tags: readonly string[];
 
   constructor(
     readonly key: string,
@@ -78,7 +82,11 @@ class WarmSlot implements IndexNode {
     public lastAccessMs: number,
     /** The access time the index table holds. */
     public persistedAccessMs: number,
-  ) {}
+    readonly requestTimeMs: number,
+    tags: readonly string[],
+  ) {
+    this.tags = tags.length === 0 ? NO_TAGS : tags;
+  }
 }
 
 // Puts and touches carry the size as it was when enqueued: a batch is encoded later, by which time
@@ -164,7 +172,8 @@ class LmdbCacheStore implements WarmStore {
     for (const { key: id, value } of this.#tables.index.getRange()) {
       try {
         const record = decodeIndexRecord(value);
-        found.push(new WarmSlot(record.key, record.variantKey, record.sizeBytes, record.lastAccessMs, record.lastAccessMs));
+        const { key, variantKey, sizeBytes, lastAccessMs, requestTimeMs, tags } = record;
+        found.push(new WarmSlot(key, variantKey, sizeBytes, lastAccessMs, lastAccessMs, requestTimeMs, tags));
       } catch (error) {
         if (!(error instanceof CorruptRecordError)) throw error;
         corrupt.push(id);
@@ -231,7 +240,7 @@ class LmdbCacheStore implements WarmStore {
       return 'dropped';
     }
     const now = this.#now();
-    const slot = new WarmSlot(entry.key, entry.variantKey, sizeBytes, now, now);
+    const slot = new WarmSlot(entry.key, entry.variantKey, sizeBytes, now, now, entry.requestTimeMs, entry.tags);
     this.#index.add(slot);
     this.#queue.enqueue(id, { kind: 'put', slot, sizeBytes, entry });
     this.#evictToFit(slot);
@@ -256,6 +265,13 @@ class LmdbCacheStore implements WarmStore {
       if (this.#closed) return;
       const entry = this.#read(slot);
       if (entry !== undefined) yield entry;
+    }
+  }
+
+  *summaries(): Generator<StoredSummary> {
+    for (const slot of this.#index.nodes()) {
+      if (this.#closed) return;
+      yield slot;
     }
   }
 
@@ -336,8 +352,8 @@ class LmdbCacheStore implements WarmStore {
         }
         if (op.kind === 'put') records.put(id, encodeEntry(op.entry));
         const { slot, sizeBytes } = op;
-        const { key, variantKey, lastAccessMs } = slot;
-        index.put(id, encodeIndexRecord({ key, variantKey, sizeBytes, lastAccessMs }));
+        const { key, variantKey, lastAccessMs, requestTimeMs, tags } = slot;
+        index.put(id, encodeIndexRecord({ key, variantKey, sizeBytes, lastAccessMs, requestTimeMs, tags }));
         written.push({ slot, lastAccessMs });
       }
     });

@@ -4,9 +4,14 @@
 // counts it). Deletes are never refused: dropping one would let a purged entry come back after a
 // restart. One operation is kept per record id, the latest, because each one fully determines what
 // the record becomes.
+// A batch is bounded too (MAX_BATCH_OPS, MAX_BATCH_PUT_BYTES): its transaction runs on the event
+// loop, and a ban evicting a million entries queues a million deletes, which must reach disk in
+// slices of a few milliseconds, not in one transaction that holds the loop for a second.
 
 export interface QueuedOp {
   readonly kind: 'put' | 'delete' | 'touch';
+  /** For a put: the bytes it writes (what bounds a batch besides its number of operations). */
+  readonly sizeBytes?: number;
 }
 
 export interface WriteQueueOptions<Op extends QueuedOp> {
@@ -21,14 +26,24 @@ export interface WriteQueueOptions<Op extends QueuedOp> {
 
 /** Pause after a failed batch before the next one (a full or failing disk rarely recovers at once). */
 const FAILED_BATCH_BACKOFF_MS = 1000;
+/** Operations per transaction at most: 512 deletes take about 3.5 ms of the event loop in lmdb, 1,024 about 7. */
+export const MAX_BATCH_OPS = 512;
+/** Bytes of puts per transaction at most (a batch holds at least one put, whatever its size). */
+export const MAX_BATCH_PUT_BYTES = 4 * 1024 * 1024;
 
 export class WriteQueue<Op extends QueuedOp> {
   readonly #options: WriteQueueOptions<Op>;
+  /**
+   * Waiting operations in the order their record first got one: a replaced operation keeps its
+   * place, so the front is always the one waiting longest (what settled() needs).
+   */
   #queued = new Map<string, Op>();
+  /** For each waiting record, the enqueue number of the first operation it got while waiting. */
+  readonly #firstEnqueued = new Map<string, number>();
   #inFlight: ReadonlyMap<string, Op> = new Map();
   #queuedPuts = 0;
   #inFlightPuts = 0;
-  /** Operations enqueued so far, and how many of them a finished batch has covered. */
+  /** Operations enqueued so far, and how many of them are known to be written (or failed). */
   #enqueuedCount = 0;
   #settledCount = 0;
   #draining = false;
@@ -56,8 +71,9 @@ export class WriteQueue<Op extends QueuedOp> {
   enqueue(id: string, op: Op): void {
     if (this.#queued.get(id)?.kind === 'put') this.#queuedPuts -= 1;
     if (op.kind === 'put') this.#queuedPuts += 1;
-    this.#queued.set(id, op);
     this.#enqueuedCount += 1;
+    if (!this.#firstEnqueued.has(id)) this.#firstEnqueued.set(id, this.#enqueuedCount);
+    this.#queued.set(id, op);
     if (!this.#draining) {
       this.#draining = true;
       setImmediate(() => void this.#drain());
@@ -72,12 +88,7 @@ export class WriteQueue<Op extends QueuedOp> {
 
   async #drain(): Promise<void> {
     while (this.#queued.size > 0) {
-      const batch = this.#queued;
-      const covers = this.#enqueuedCount;
-      this.#queued = new Map();
-      this.#inFlight = batch;
-      this.#inFlightPuts = this.#queuedPuts;
-      this.#queuedPuts = 0;
+      const batch = this.#takeBatch();
       let failed = false;
       try {
         await this.#options.commit(batch);
@@ -87,13 +98,37 @@ export class WriteQueue<Op extends QueuedOp> {
       }
       this.#inFlight = new Map();
       this.#inFlightPuts = 0;
-      this.#settledCount = covers;
+      // Everything enqueued before the first operation still waiting is now written.
+      const front = this.#queued.keys().next();
+      this.#settledCount = front.done === true ? this.#enqueuedCount : (this.#firstEnqueued.get(front.value) as number) - 1;
       this.#wake();
       if (failed && this.#queued.size > 0) {
         await new Promise((resolve) => setTimeout(resolve, FAILED_BATCH_BACKOFF_MS).unref());
       }
     }
     this.#draining = false;
+  }
+
+  /** Moves the operations waiting longest into the in-flight batch, within the batch bounds. */
+  #takeBatch(): ReadonlyMap<string, Op> {
+    const batch = new Map<string, Op>();
+    let putBytes = 0;
+    let puts = 0;
+    for (const [id, op] of this.#queued) {
+      const bytes = op.kind === 'put' ? (op.sizeBytes ?? 0) : 0;
+      if (batch.size >= MAX_BATCH_OPS || (batch.size > 0 && bytes > 0 && putBytes + bytes > MAX_BATCH_PUT_BYTES)) break;
+      batch.set(id, op);
+      putBytes += bytes;
+      if (op.kind === 'put') puts += 1;
+    }
+    for (const id of batch.keys()) {
+      this.#queued.delete(id);
+      this.#firstEnqueued.delete(id);
+    }
+    this.#inFlight = batch;
+    this.#inFlightPuts = puts;
+    this.#queuedPuts -= puts;
+    return batch;
   }
 
   #wake(): void {

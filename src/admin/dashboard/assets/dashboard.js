@@ -475,10 +475,6 @@ function predicate(item) {
   );
 }
 
-function counted(value) {
-  return value === null ? el('span', { title: 'not counted by this node' }, '—') : integer.format(value);
-}
-
 function startBans() {
   poll(async () => {
     const { bans } = await api('GET', '/v1/bans');
@@ -490,15 +486,13 @@ function startBans() {
         el('td', {}, predicate(ban)),
         el('td', {}, el('time', { datetime: ban.created_at, title: ban.created_at }, formatDuration(ban.age_s))),
         el('td', {}, formatDuration(lifetime - ban.age_s)),
-        el('td', { class: 'num' }, counted(ban.evicted)),
-        el('td', { class: 'num' }, counted(ban.hidden)),
+        el('td', { class: 'num' }, integer.format(ban.evicted)),
+        el('td', { class: 'num' }, integer.format(ban.hidden)),
         el('td', {}, el('code', { title: ban.id }, ban.id.slice(0, 8))),
       );
     });
     byId('bans-table').querySelector('tbody').replaceChildren(...rows);
     byId('bans-empty').hidden = bans.length > 0;
-    const uncounted = bans.some((ban) => ban.evicted === null || ban.hidden === null);
-    byId('bans-note').textContent = uncounted ? 'A dash: this node does not count that figure for the ban.' : '';
   }, 'the active bans');
 }
 
