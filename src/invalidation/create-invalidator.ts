@@ -87,6 +87,11 @@ export interface InvalidationEngine extends Invalidator {
    * not asked, so that nodes never disagree on what is banned.
    */
   admitBan(spec: BanSpec): void;
+  /**
+   * Sets `maxActiveBans` (a configuration reload). Bans already in force stay, even above a lowered
+   * bound: dropping one would serve again what it hides. New bans are refused until enough expire.
+   */
+  setMaxActiveBans(limit: number): void;
   /** Bans in force (svc_bans_active). */
   readonly activeBanCount: number;
   /** New bans refused because `maxActiveBans` were in force (svc_bans_rejected_total). */
@@ -111,7 +116,7 @@ class Engine implements InvalidationEngine {
   readonly #purgeWindowMs: number;
   readonly #maxPurgeRecords: number;
   readonly #pruneIntervalMs: number;
-  readonly #maxActiveBans: number;
+  #maxActiveBans: number;
 
   readonly #bans = new BanList();
   readonly #purges = new PurgeRecords();
@@ -221,6 +226,10 @@ class Engine implements InvalidationEngine {
     // An expired ban waiting for the timer's prune would keep refusing: prune now.
     if (oldestExpiresMs <= nowMs && this.#state === 'running') this.#pruneInBackground();
     throw new BanLimitError(this.#maxActiveBans, oldestExpiresMs, Math.max(0, oldestExpiresMs - nowMs));
+  }
+
+  setMaxActiveBans(limit: number): void {
+    this.#maxActiveBans = positiveInteger('maxActiveBans', limit);
   }
 
   async ban(spec: BanSpec): Promise<InvalidationResult> {

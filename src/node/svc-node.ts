@@ -360,7 +360,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     trustedProxies: new TrustedProxies(config.trusted_proxies),
   };
   poolsInUse = () => dataPlane.pools;
-  registerNodeReloadSteps(reloader, { logger, env, hot, cacheFlow, refresher, dataPlane, routing, adminToken, accessLog });
+  registerNodeReloadSteps(reloader, { logger, env, hot, cacheFlow, refresher, dataPlane, routing, adminToken, accessLog, invalidator });
   const dataServer = createDataPlaneServer(dataPlane);
   dataUrl = await listen(dataServer, 'data-plane', config.listen);
   teardown.add(() => close(dataServer));

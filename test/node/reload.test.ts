@@ -211,6 +211,33 @@ describe('configuration reload', () => {
     }
   });
 
+  test('max_active_bans applies to the next ban; a lower bound removes none of the bans in force', async () => {
+    const origin = await startTestOrigin();
+    const node = await startSvc([origin.url], { reloadable: true, config: { max_active_bans: 3 } });
+    const file = JSON.parse(await readFile(node.configFile!, 'utf8')) as Record<string, unknown>;
+    const ban = async (key: string): Promise<number> =>
+      (
+        await fetchRaw(`${node.adminUrl}/v1/ban`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${node.node.adminToken.value}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ surrogate_key: key }),
+        })
+      ).status;
+    try {
+      assert.deepEqual([await ban('a'), await ban('b')], [200, 200]);
+      await writeFile(node.configFile!, JSON.stringify({ ...file, max_active_bans: 1 }));
+      assert.deepEqual(await node.node.reload(), { status: 'reloaded', changed: ['max_active_bans'] });
+      assert.equal(await ban('c'), 429, 'two bans in force, one allowed');
+      assert.equal(node.node.invalidator.activeBans().length, 2, 'the bans in force stay');
+      await writeFile(node.configFile!, JSON.stringify({ ...file, max_active_bans: 5 }));
+      await node.node.reload();
+      assert.equal(await ban('c'), 200);
+    } finally {
+      await node.stop();
+      await origin.close();
+    }
+  });
+
   test('SVC_ADMIN_TOKEN keeps precedence over a reloaded admin.token; removing admin.token generates one', async () => {
     const origin = await startTestOrigin();
     const withEnv = await startSvc([origin.url], { reloadable: true, env: { SVC_ADMIN_TOKEN: TOKEN } });

@@ -1,6 +1,6 @@
 // What of a running node a configuration reload changes (docs/operations.md "Reload"): routes and
 // pools, the hot tier's bound, the largest stored body, the admin token, the access log's query
-// strings and the trusted proxies. What the node sets up once (listeners and their limits, the warm
+// strings, the trusted proxies and the bound on active bans. What the node sets up once (listeners and their limits, the warm
 // tier, the cluster, tracing, background refresh's routes, the wrong-token limiter) is restart-only,
 // each with the reason the refusal quotes.
 import { isDeepStrictEqual } from 'node:util';
@@ -13,6 +13,7 @@ import type { AccessLog } from '../../observe/access-log.js';
 import type { Logger } from '../../observe/logger.js';
 import type { BackgroundRefresher } from '../../refresh/background-refresher.js';
 import type { HotStore } from '../../store/hot-store.js';
+import type { InvalidationEngine } from '../../invalidation/create-invalidator.js';
 import { buildRouting, refreshSetup, type Routing } from '../routing.js';
 import { ReloadRefusedError, type ConfigReloader } from './config-reloader.js';
 
@@ -28,6 +29,8 @@ export interface ReloadableParts {
   /** The live token: the admin API's checks read it on every request. */
   adminToken: AdminToken;
   accessLog: AccessLog;
+  /** Admits new bans up to `max_active_bans`. */
+  invalidator: Pick<InvalidationEngine, 'setMaxActiveBans'>;
 }
 
 export function registerNodeReloadSteps(reloader: ConfigReloader, parts: ReloadableParts): void {
@@ -106,6 +109,12 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
         if (token.source === 'generated') parts.logger.warn({ admin_token: token.value }, 'admin.token removed: generated one for this run');
       };
     },
+  });
+
+  // Asked of each new ban from an operator; the bans in force stay whatever the new bound.
+  reloader.register({
+    keys: ['max_active_bans'],
+    prepare: (next) => () => parts.invalidator.setMaxActiveBans(next.max_active_bans),
   });
 
   reloader.register({
