@@ -8,6 +8,8 @@ import type { Config } from '../config/index.js';
 import { splitHostPort } from '../config/index.js';
 import { NodeMetrics } from '../observe/metrics.js';
 import { createAccessLog } from '../observe/access-log.js';
+import { createRequestTracer } from '../observe/tracing/create-tracer.js';
+import type { BatchLimits } from '../observe/tracing/otel-tracer.js';
 import type { Logger } from '../observe/logger.js';
 import { createHotStore } from '../store/hot-store.js';
 import { openWarmStore, type WarmStore } from '../store/warm/warm-store.js';
@@ -47,6 +49,8 @@ export interface StartNodeOptions {
   now?: () => number;
   /** Tests only: the CDN propagation's timers and jitter, so its waits are seen without being spent. */
   cdnTiming?: Partial<RetryTiming>;
+  /** Tests only: the span export's batching, so a full queue or a failed export is seen quickly. */
+  tracingBatch?: Partial<BatchLimits>;
 }
 
 export interface SvcNode {
@@ -297,6 +301,13 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
         });
   await refresher?.start();
   if (refresher) teardown.add(() => refresher.stop());
+  // Shut down after the data plane closed (teardown runs newest first), so the last spans are sent.
+  const tracer = await createRequestTracer(config.tracing, {
+    registry: metrics.registry,
+    instanceId: config.cluster?.node_name,
+    batch: options.tracingBatch,
+  });
+  teardown.add(() => tracer.shutdown());
   const cacheFlow: CacheFlow = new CacheFlow({
     cache,
     now,
@@ -315,6 +326,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     metrics,
     accessLog: createAccessLog(logger),
     inFlight,
+    tracer,
     isDraining: () => readiness.isDraining(),
     smugglingRejected: metrics.smugglingRejected,
   });

@@ -292,5 +292,5 @@ export class CacheFlow {
 
 function originRequestOf(exchange: Exchange): OriginRequest {
   const { request } = exchange;
-  return { path: request.url ?? '/', rawHeaders: request.rawHeaders, clientAddress: request.socket.remoteAddress ?? '' };
+  return { path: request.url ?? '/', rawHeaders: request.rawHeaders, clientAddress: request.socket.remoteAddress ?? '', trace: exchange.trace };
 }

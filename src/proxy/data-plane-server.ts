@@ -108,7 +108,7 @@ function handle(
     sendProxyError(exchange, 404, `no route for ${request.headers.host ?? ''}${requestPath(request)}`);
     return undefined;
   }
-  exchange.routeLabel = route.label;
+  exchange.routed(route.label);
   const method = request.method ?? 'GET';
   if ((method === 'GET' || method === 'HEAD') && route.rule.cache.enabled) return deps.cacheFlow.handle(exchange, cachingRouteOf(route));
   return forward(deps, exchange, deps.pools.get(route.rule.pool)!, method);

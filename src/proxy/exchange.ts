@@ -1,6 +1,7 @@
 // One client request as the data plane follows it: where it was routed, what the cache did and where
 // the bytes came from. When the response is done (or the client went away) the exchange is counted
-// once in the metrics and offered once to the access log.
+// once in the metrics and offered once to the access log; when tracing is on, its spans follow the
+// same lifecycle (begun with the exchange, the cache span from routing, all ended with the answer).
 // Most answers (every hit) end before their handler returns, so the exchange is settled then; only an
 // answer still streaming waits for its 'close' event. A listener per response measured several µs of
 // CPU per hit.
@@ -9,11 +10,14 @@ import { performance } from 'node:perf_hooks';
 import type { AccessLog } from '../observe/access-log.js';
 import type { CacheResult, NodeMetrics, Source } from '../observe/metrics.js';
 import type { InFlightRequests } from '../node/in-flight.js';
+import type { RequestTrace, RequestTracer } from '../observe/tracing/request-trace.js';
 
 export interface ExchangeDeps {
   metrics: NodeMetrics;
   accessLog: AccessLog;
   inFlight: InFlightRequests;
+  /** Read for each request, so that a reload may put another in its place. */
+  tracer: RequestTracer;
 }
 
 export class Exchange {
@@ -22,6 +26,8 @@ export class Exchange {
   source: Source = 'origin';
   /** Body bytes handed to the client's socket, counted by the response writers. */
   bytesOut = 0;
+  /** This request's spans; undefined when tracing is off (the only check an untraced request makes). */
+  readonly trace: RequestTrace | undefined;
   /**
    * performance.now() at the start: a double, where hrtime.bigint() allocated two BigInts per request.
    * `performance` comes from node:perf_hooks: the global one is a getter (see eslint.config.js).
@@ -38,7 +44,14 @@ export class Exchange {
     private readonly deps: ExchangeDeps,
   ) {
     this.socket = request.socket;
+    this.trace = deps.tracer.enabled ? deps.tracer.begin(request) : undefined;
     deps.inFlight.begin();
+  }
+
+  /** The request matched a route: what follows is the cache's work (the `svc.cache` span). */
+  routed(routeLabel: string): void {
+    this.routeLabel = routeLabel;
+    this.trace?.routed(routeLabel, this.request.headers.host ?? '', this.request.url ?? '/');
   }
 
   /** Called once the request's handler is done: counts the exchange now, or when its answer ends. */
@@ -62,6 +75,8 @@ export class Exchange {
     const bytesOut = this.bytesOut;
     const method = request.method ?? 'GET';
     const status = response.statusCode;
+    const trace = this.trace;
+    trace?.answered({ status, cacheResult: this.cacheResult, source: this.source });
     this.deps.metrics.observeRequest({
       method,
       status,
@@ -70,8 +85,14 @@ export class Exchange {
       route: this.routeLabel,
       durationSeconds: durationMs / 1e3,
       bytesOut,
+      traceId: trace?.sampledTraceId,
     });
-    if (!this.deps.accessLog.sampled(status)) return;
+    if (this.deps.accessLog.sampled(status)) this.log(method, status, bytesOut, durationMs);
+    trace?.end();
+  }
+
+  private log(method: string, status: number, bytesOut: number, durationMs: number): void {
+    const { request } = this;
     const socket = this.socket;
     this.deps.accessLog.record({
       method,

@@ -1,6 +1,7 @@
 // Sending a client's request on to the origin through the route's pool.
 import type { UpstreamPool, UpstreamResponse } from '../upstream/upstream-pool.js';
 import { originRequestHeaders, responseFieldsFromOrigin, withVia } from './forward-headers.js';
+import type { RequestTrace } from '../observe/tracing/request-trace.js';
 
 /**
  * Request fields that make the origin answer something other than the whole current representation.
@@ -15,6 +16,8 @@ export interface OriginRequest {
   /** The client's raw header list (name, value, name, value…). */
   rawHeaders: readonly string[];
   clientAddress: string;
+  /** The client request's trace, when it has one (a background refresh has none). */
+  trace?: RequestTrace | undefined;
 }
 
 export interface OriginFetch {
@@ -49,6 +52,7 @@ export async function fetchFromOrigin(
     method: fetch.method,
     path: request.path,
     headers,
+    trace: request.trace,
     ...(fetch.signal ? { signal: fetch.signal } : {}),
   });
   return { ...answer, fields: withVia(responseFieldsFromOrigin(answer.headers)), requestTimeMs, responseTimeMs: now() };

@@ -32,6 +32,7 @@ export async function passThrough(
       path: request.url ?? '/',
       headers: originRequestHeaders(request.rawHeaders, request.socket.remoteAddress ?? '', 'http'),
       body: hasBody ? request : undefined,
+      trace: exchange.trace,
     });
     const fields = withVia(responseFieldsFromOrigin(answer.headers));
     fields.push('x-cache', cacheResult);

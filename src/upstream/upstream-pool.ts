@@ -5,6 +5,7 @@
 import type { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import { classifyUpstreamError, neverReachedOrigin, UpstreamError } from './upstream-error.js';
+import type { RequestTrace } from '../observe/tracing/request-trace.js';
 
 export interface UpstreamPoolOptions {
   name: string;
@@ -26,6 +27,8 @@ export interface UpstreamRequest {
    * cannot be replayed to the next one. */
   body?: Readable | undefined;
   signal?: AbortSignal;
+  /** The trace of the client request this fetch is for: the fetch is its `svc.origin` span. */
+  trace?: RequestTrace | undefined;
 }
 
 export interface UpstreamResponse {
@@ -70,6 +73,18 @@ export class UpstreamPool {
 
   /** Sends the request to the next healthy upstream, moving on while connections are refused. */
   async request(request: UpstreamRequest): Promise<UpstreamResponse> {
+    const span = request.trace?.origin({ method: request.method, path: request.path, pool: this.name, headers: request.headers });
+    try {
+      const response = await this.send(request);
+      span?.answered(response.statusCode, { upstream: response.origin, body: response.body });
+      return response;
+    } catch (error) {
+      span?.failed(error);
+      throw error;
+    }
+  }
+
+  private async send(request: UpstreamRequest): Promise<UpstreamResponse> {
     let lastError: UpstreamError | undefined;
     const order = this.pickOrder();
     for (const member of request.body ? order.slice(0, 1) : order) {

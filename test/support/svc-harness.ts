@@ -60,6 +60,8 @@ export interface SvcOptions {
   frozenClock?: boolean;
   /** The CDN propagation's timers and jitter (see StartNodeOptions). */
   cdnTiming?: StartNodeOptions['cdnTiming'];
+  /** The span export's batching (see StartNodeOptions). */
+  tracingBatch?: StartNodeOptions['tracingBatch'];
 }
 
 /** Config for one route `/` to a pool of the given origins, caching on. */
@@ -77,7 +79,7 @@ export async function startSvc(originUrls: string[], options: SvcOptions = {}): 
   const config = parseConfig({ ...baseConfig(originUrls), ...options.config });
   const logs = new LogCapture();
   const clock = new ManualClock(options.frozenClock);
-  const node = await startNode({ config, logger: createLogger({ destination: logs }), env: options.env ?? {}, now: clock.now, cdnTiming: options.cdnTiming });
+  const node = await startNode({ config, logger: createLogger({ destination: logs }), env: options.env ?? {}, now: clock.now, cdnTiming: options.cdnTiming, tracingBatch: options.tracingBatch });
   return {
     node,
     dataUrl: node.dataUrl,

@@ -1,0 +1,143 @@
+// One client request's spans (spec §6.4): `svc.listener.http` > `svc.pipeline` > `svc.cache`, and
+// `svc.origin` or `svc.peer_fetch` under the cache span for what it fetched. Parents are passed
+// explicitly (no context manager, no AsyncLocalStorage): the data plane hands each request's trace
+// along with the request itself.
+import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import type { W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { IncomingMessage } from 'node:http';
+import { primaryKey, STORED_SCHEME } from '../../cache/policy/cache-key.js';
+import { ATTR, cacheKeyHash, pathWithoutQuery } from './span-attributes.js';
+import { injectIntoFields, injectIntoHeaders } from './trace-headers.js';
+import type { ClosingStream, OriginRequestHead, OutgoingSpan, RequestOutcome, RequestTrace } from './request-trace.js';
+
+export interface TraceTools {
+  tracer: Tracer;
+  propagator: W3CTraceContextPropagator;
+}
+
+/** The span of a request svc sends: ends when the answer's body closes, or on failure. */
+class TracedOutgoingSpan implements OutgoingSpan {
+  constructor(private readonly span: Span) {}
+
+  answered(status: number, details?: { upstream?: string; body?: ClosingStream }): void {
+    const { span } = this;
+    span.setAttribute(ATTR.status, status);
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    if (details?.upstream !== undefined) {
+      const upstream = new URL(details.upstream);
+      span.setAttribute(ATTR.serverAddress, upstream.hostname);
+      span.setAttribute(ATTR.serverPort, Number(upstream.port || (upstream.protocol === 'https:' ? 443 : 80)));
+    }
+    if (details?.body) details.body.once('close', () => span.end());
+    else span.end();
+  }
+
+  failed(error: unknown): void {
+    const code = (error as { code?: unknown } | null)?.code;
+    // The error's code only: a message may name internals a trace backend's readers need not see.
+    this.span.setAttribute(ATTR.errorType, typeof code === 'string' ? code : 'error');
+    this.span.setStatus({ code: SpanStatusCode.ERROR });
+    this.span.end();
+  }
+}
+
+/** For requests the sampler left out: nothing is recorded, only the trace context is passed on. */
+const UNRECORDED: OutgoingSpan = { answered: () => undefined, failed: () => undefined };
+
+/** A sampled request: every span is recorded and exported. */
+class SampledRequestTrace implements RequestTrace {
+  readonly sampledTraceId: string;
+  private readonly pipeline: Span;
+  private readonly pipelineContext: Context;
+  private cache: Span | undefined;
+  private cacheContext: Context | undefined;
+
+  constructor(
+    private readonly tools: TraceTools,
+    private readonly listener: Span,
+    listenerContext: Context,
+  ) {
+    this.sampledTraceId = listener.spanContext().traceId;
+    this.pipeline = tools.tracer.startSpan('svc.pipeline', undefined, listenerContext);
+    this.pipelineContext = trace.setSpan(listenerContext, this.pipeline);
+  }
+
+  routed(route: string, host: string, target: string): void {
+    this.listener.setAttribute(ATTR.route, route);
+    this.pipeline.setAttribute(ATTR.route, route);
+    this.cache = this.tools.tracer.startSpan(
+      'svc.cache',
+      { attributes: { [ATTR.route]: route, [ATTR.keyHash]: cacheKeyHash(primaryKey(STORED_SCHEME, host, target)) } },
+      this.pipelineContext,
+    );
+    this.cacheContext = trace.setSpan(this.pipelineContext, this.cache);
+  }
+
+  origin(head: OriginRequestHead): OutgoingSpan {
+    const parent = this.cacheContext ?? this.pipelineContext;
+    const span = this.tools.tracer.startSpan(
+      'svc.origin',
+      { kind: SpanKind.CLIENT, attributes: { [ATTR.method]: head.method, [ATTR.path]: pathWithoutQuery(head.path), [ATTR.pool]: head.pool } },
+      parent,
+    );
+    injectIntoHeaders(this.tools.propagator, trace.setSpan(parent, span), head.headers);
+    return new TracedOutgoingSpan(span);
+  }
+
+  peerFetch(owner: string, fields: string[]): OutgoingSpan {
+    const parent = this.cacheContext ?? this.pipelineContext;
+    const span = this.tools.tracer.startSpan('svc.peer_fetch', { kind: SpanKind.CLIENT, attributes: { [ATTR.peer]: owner } }, parent);
+    injectIntoFields(this.tools.propagator, trace.setSpan(parent, span), fields);
+    return new TracedOutgoingSpan(span);
+  }
+
+  answered(outcome: RequestOutcome): void {
+    for (const span of [this.listener, this.cache]) {
+      if (!span) continue;
+      span.setAttribute(ATTR.status, outcome.status);
+      span.setAttribute(ATTR.cacheResult, outcome.cacheResult);
+      span.setAttribute(ATTR.source, outcome.source);
+    }
+    if (outcome.status >= 500) this.listener.setStatus({ code: SpanStatusCode.ERROR });
+    this.cache?.end();
+  }
+
+  end(): void {
+    this.pipeline.end();
+    this.listener.end();
+  }
+}
+
+/** A request the sampler left out: no span is made; its trace context still reaches the origin. */
+class UnsampledRequestTrace implements RequestTrace {
+  readonly sampledTraceId = undefined;
+  constructor(
+    private readonly tools: TraceTools,
+    private readonly context: Context,
+  ) {}
+  routed(): void {}
+  origin(head: OriginRequestHead): OutgoingSpan {
+    injectIntoHeaders(this.tools.propagator, this.context, head.headers);
+    return UNRECORDED;
+  }
+  peerFetch(_owner: string, fields: string[]): OutgoingSpan {
+    injectIntoFields(this.tools.propagator, this.context, fields);
+    return UNRECORDED;
+  }
+  answered(): void {}
+  end(): void {}
+}
+
+/** Starts a request's trace, continuing the trace of an incoming `traceparent`. */
+export function beginRequestTrace(tools: TraceTools, request: IncomingMessage): RequestTrace {
+  const parent = tools.propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
+  const listener = tools.tracer.startSpan('svc.listener.http', { kind: SpanKind.SERVER }, parent);
+  const listenerContext = trace.setSpan(parent, listener);
+  if (!listener.isRecording()) return new UnsampledRequestTrace(tools, listenerContext);
+  listener.setAttributes({
+    [ATTR.method]: request.method ?? 'GET',
+    [ATTR.path]: pathWithoutQuery(request.url ?? '/'),
+    'network.protocol.version': request.httpVersion,
+  });
+  return new SampledRequestTrace(tools, listener, listenerContext);
+}
