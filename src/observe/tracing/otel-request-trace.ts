@@ -2,17 +2,40 @@
 // `svc.origin` or `svc.peer_fetch` under the cache span for what it fetched. Parents are passed
 // explicitly (no context manager, no AsyncLocalStorage): the data plane hands each request's trace
 // along with the request itself.
-import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+//
+// The sampling decision comes first, from the trace id alone (the sampler is a trace-id ratio), so a
+// request left out makes no span object at all: it keeps its trace id and, only if it fetches from
+// the origin or a peer, makes the span id that request's traceparent names.
+import {
+  defaultTextMapGetter,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  SamplingDecision,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  trace,
+  type Context,
+  type Span,
+  type SpanContext,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { Sampler } from '@opentelemetry/sdk-trace';
 import type { IncomingMessage } from 'node:http';
 import { primaryKey, STORED_SCHEME } from '../../cache/policy/cache-key.js';
 import { ATTR, cacheKeyHash, pathWithoutQuery } from './span-attributes.js';
 import { injectIntoFields, injectIntoHeaders } from './trace-headers.js';
+import type { RequestTraceIds } from './trace-ids.js';
 import type { ClosingStream, OriginRequestHead, OutgoingSpan, RequestOutcome, RequestTrace } from './request-trace.js';
 
 export interface TraceTools {
   tracer: Tracer;
   propagator: W3CTraceContextPropagator;
+  /** The tracer's own sampler, asked once per request before any span is made. */
+  sampler: Sampler;
+  /** The tracer's id generator. */
+  ids: RequestTraceIds;
 }
 
 /** The span of a request svc sends: ends when the answer's body closes, or on failure. */
@@ -113,31 +136,49 @@ class UnsampledRequestTrace implements RequestTrace {
   readonly sampledTraceId = undefined;
   constructor(
     private readonly tools: TraceTools,
-    private readonly context: Context,
+    private readonly traceId: string,
+    private readonly parent: SpanContext | undefined,
   ) {}
   routed(): void {}
   origin(head: OriginRequestHead): OutgoingSpan {
-    injectIntoHeaders(this.tools.propagator, this.context, head.headers);
+    injectIntoHeaders(this.tools.propagator, this.outgoingContext(), head.headers);
     return UNRECORDED;
   }
   peerFetch(_owner: string, fields: string[]): OutgoingSpan {
-    injectIntoFields(this.tools.propagator, this.context, fields);
+    injectIntoFields(this.tools.propagator, this.outgoingContext(), fields);
     return UNRECORDED;
   }
   answered(): void {}
   end(): void {}
+
+  /** The context an outgoing request carries: this trace, a span id of svc's, not sampled. */
+  private outgoingContext(): Context {
+    const spanContext: SpanContext = { traceId: this.traceId, spanId: this.tools.ids.generateSpanId(), traceFlags: TraceFlags.NONE };
+    if (this.parent?.traceState) spanContext.traceState = this.parent.traceState;
+    return trace.setSpanContext(ROOT_CONTEXT, spanContext);
+  }
 }
 
 /** Starts a request's trace, continuing the trace of an incoming `traceparent`. */
 export function beginRequestTrace(tools: TraceTools, request: IncomingMessage): RequestTrace {
-  const parent = tools.propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
-  const listener = tools.tracer.startSpan('svc.listener.http', { kind: SpanKind.SERVER }, parent);
-  const listenerContext = trace.setSpan(parent, listener);
-  if (!listener.isRecording()) return new UnsampledRequestTrace(tools, listenerContext);
-  listener.setAttributes({
-    [ATTR.method]: request.method ?? 'GET',
-    [ATTR.path]: pathWithoutQuery(request.url ?? '/'),
-    'network.protocol.version': request.httpVersion,
-  });
-  return new SampledRequestTrace(tools, listener, listenerContext);
+  const incoming = request.headers.traceparent === undefined ? ROOT_CONTEXT : tools.propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
+  const remote = trace.getSpanContext(incoming);
+  const parent = remote !== undefined && isSpanContextValid(remote) ? remote : undefined;
+  const traceId = parent?.traceId ?? tools.ids.draw();
+  const { decision } = tools.sampler.shouldSample(incoming, traceId, 'svc.listener.http', SpanKind.SERVER, {}, []);
+  if (decision !== SamplingDecision.RECORD_AND_SAMPLED) return new UnsampledRequestTrace(tools, traceId, parent);
+  if (parent === undefined) tools.ids.useNext(traceId);
+  const listener = tools.tracer.startSpan(
+    'svc.listener.http',
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        [ATTR.method]: request.method ?? 'GET',
+        [ATTR.path]: pathWithoutQuery(request.url ?? '/'),
+        'network.protocol.version': request.httpVersion,
+      },
+    },
+    incoming,
+  );
+  return new SampledRequestTrace(tools, listener, trace.setSpan(incoming, listener));
 }

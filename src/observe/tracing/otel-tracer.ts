@@ -12,6 +12,7 @@ import { buildInfo } from '../../version/build-info.js';
 import { droppedSpansMeterProvider, spansDroppedCounter } from './dropped-spans.js';
 import { beginRequestTrace, type TraceTools } from './otel-request-trace.js';
 import { requestSampler } from './request-sampler.js';
+import { RequestTraceIds } from './trace-ids.js';
 import type { RequestTracer } from './request-trace.js';
 
 export interface OtelTracerOptions {
@@ -53,16 +54,19 @@ export function createOtelTracer(options: OtelTracerOptions): RequestTracer {
     exportTimeoutMillis: batch.exportTimeoutMs,
     selfObsMeterProvider: droppedSpansMeterProvider(spansDroppedCounter(options.registry)),
   });
+  const sampler = requestSampler(options.samplingRate);
+  const ids = new RequestTraceIds();
   const provider = new TracerProvider({
     resource: resourceFromAttributes({
       [ATTR_SERVICE_NAME]: options.serviceName,
       [ATTR_SERVICE_VERSION]: buildInfo().version,
       ...(options.instanceId !== undefined ? { 'service.instance.id': options.instanceId } : {}),
     }),
-    sampler: requestSampler(options.samplingRate),
+    sampler,
+    idGenerator: ids,
     spanProcessors: [processor],
   });
-  const tools: TraceTools = { tracer: provider.getTracer('svc', buildInfo().version), propagator: new W3CTraceContextPropagator() };
+  const tools: TraceTools = { tracer: provider.getTracer('svc', buildInfo().version), propagator: new W3CTraceContextPropagator(), sampler, ids };
   return {
     enabled: true,
     begin: (request) => beginRequestTrace(tools, request),
