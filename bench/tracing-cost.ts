@@ -3,7 +3,7 @@
 // a stand-in collector that accepts everything. With --baseline-cli (another build's
 // dist/src/cli/main.js, e.g. main's), that build runs too, so "off" can be compared with it.
 //
-//   npm run build && node dist/bench/tracing-cost.js [--rounds 10] [--seconds 3] [--connections 50] [--baseline-cli path]
+//   npm run build && node dist/bench/tracing-cost.js [--rounds 10] [--seconds 3] [--connections 50] [--rates 0.01,1] [--baseline-cli path]
 //
 // The targets are loaded one at a time, round after round, the order rotating; each ratio is taken
 // within a round (runs seconds apart) and the median of the per-round ratios is printed with its
@@ -23,12 +23,15 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '10' },
     seconds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
+    /** The sampling rates to run with tracing on, beside tracing off. */
+    rates: { type: 'string', default: '0.01,1' },
     'baseline-cli': { type: 'string' },
   },
 });
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
+const rates = values.rates.split(',').map(Number);
 
 const FIXED_SERVER = fileURLToPath(new URL('./servers/fixed-body-server.js', import.meta.url));
 const OTLP_SINK = fileURLToPath(new URL('./servers/otlp-sink-server.js', import.meta.url));
@@ -69,9 +72,9 @@ try {
   const tracingAt = (rate: number): string => `tracing: { endpoint: "127.0.0.1:${sinkPort}", sampling_rate: ${rate} }`;
   const baseline = values['baseline-cli'] === undefined ? undefined : await startSvc('baseline build, tracing off', values['baseline-cli'], undefined);
   const off = await startSvc('tracing off', SVC_CLI, undefined);
-  const sampled = await startSvc('tracing on, rate 0.01', SVC_CLI, tracingAt(0.01));
-  const all = await startSvc('tracing on, rate 1', SVC_CLI, tracingAt(1));
-  const targets = [...(baseline ? [baseline] : []), off, sampled, all];
+  const traced: Target[] = [];
+  for (const rate of rates) traced.push(await startSvc(`tracing on, rate ${rate}`, SVC_CLI, tracingAt(rate)));
+  const targets = [...(baseline ? [baseline] : []), off, ...traced];
 
   const load = async (target: Target, warmUpSeconds: number): Promise<Figures> =>
     (await measureLoad(target.name, target.url, { connections, seconds, serverPid: target.server.child.pid, warmUpSeconds })) as Figures;
@@ -106,12 +109,10 @@ try {
   const cpu = (run: Figures): number => run.cpuUsPerRequest;
   console.log('\nthroughput ratios (1 = no cost)');
   if (baseline) ratio('tracing off / baseline build', off, baseline, throughput);
-  ratio('rate 0.01 / tracing off', sampled, off, throughput);
-  ratio('rate 1 / tracing off', all, off, throughput);
+  for (const [i, rate] of rates.entries()) ratio(`rate ${rate} / tracing off`, traced[i]!, off, throughput);
   console.log('\nserver CPU per request ratios (1 = no cost)');
   if (baseline) ratio('tracing off / baseline build', off, baseline, cpu);
-  ratio('rate 0.01 / tracing off', sampled, off, cpu);
-  ratio('rate 1 / tracing off', all, off, cpu);
+  for (const [i, rate] of rates.entries()) ratio(`rate ${rate} / tracing off`, traced[i]!, off, cpu);
 } finally {
   await Promise.all(started.map((server) => server.stop()));
   await rm(dir, { recursive: true, force: true });
