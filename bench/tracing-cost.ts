@@ -3,7 +3,7 @@
 // a stand-in collector that accepts everything. With --baseline-cli (another build's
 // dist/src/cli/main.js, e.g. main's), that build runs too, so "off" can be compared with it.
 //
-//   npm run build && node dist/bench/tracing-cost.js [--rounds 10] [--seconds 3] [--connections 50] [--rates 0.01,1] [--baseline-cli path]
+//   npm run build && node dist/bench/tracing-cost.js [--rounds 10] [--seconds 3] [--connections 50] [--rates off,0.01,1] [--baseline-cli path]
 //
 // The targets are loaded one at a time, round after round, the order rotating; each ratio is taken
 // within a round (runs seconds apart) and the median of the per-round ratios is printed with its
@@ -23,15 +23,18 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '10' },
     seconds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
-    /** The sampling rates to run with tracing on, beside tracing off. */
-    rates: { type: 'string', default: '0.01,1' },
+    /**
+     * The sampling rates to run with tracing on, beside tracing off; `off` adds a second process with
+     * tracing off, whose ratio to the first shows how far two processes of one build differ.
+     */
+    rates: { type: 'string', default: 'off,0.01,1' },
     'baseline-cli': { type: 'string' },
   },
 });
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
-const rates = values.rates.split(',').map(Number);
+const rates = values.rates.split(',');
 
 const FIXED_SERVER = fileURLToPath(new URL('./servers/fixed-body-server.js', import.meta.url));
 const OTLP_SINK = fileURLToPath(new URL('./servers/otlp-sink-server.js', import.meta.url));
@@ -73,7 +76,9 @@ try {
   const baseline = values['baseline-cli'] === undefined ? undefined : await startSvc('baseline build, tracing off', values['baseline-cli'], undefined);
   const off = await startSvc('tracing off', SVC_CLI, undefined);
   const traced: Target[] = [];
-  for (const rate of rates) traced.push(await startSvc(`tracing on, rate ${rate}`, SVC_CLI, tracingAt(rate)));
+  for (const rate of rates) {
+    traced.push(rate === 'off' ? await startSvc('tracing off, second process', SVC_CLI, undefined) : await startSvc(`tracing on, rate ${rate}`, SVC_CLI, tracingAt(Number(rate))));
+  }
   const targets = [...(baseline ? [baseline] : []), off, ...traced];
 
   const load = async (target: Target, warmUpSeconds: number): Promise<Figures> =>
@@ -109,10 +114,10 @@ try {
   const cpu = (run: Figures): number => run.cpuUsPerRequest;
   console.log('\nthroughput ratios (1 = no cost)');
   if (baseline) ratio('tracing off / baseline build', off, baseline, throughput);
-  for (const [i, rate] of rates.entries()) ratio(`rate ${rate} / tracing off`, traced[i]!, off, throughput);
+  for (const [i, target] of traced.entries()) ratio(`${rates[i] === 'off' ? 'second process' : `rate ${rates[i]}`} / tracing off`, target, off, throughput);
   console.log('\nserver CPU per request ratios (1 = no cost)');
   if (baseline) ratio('tracing off / baseline build', off, baseline, cpu);
-  for (const [i, rate] of rates.entries()) ratio(`rate ${rate} / tracing off`, traced[i]!, off, cpu);
+  for (const [i, target] of traced.entries()) ratio(`${rates[i] === 'off' ? 'second process' : `rate ${rates[i]}`} / tracing off`, target, off, cpu);
 } finally {
   await Promise.all(started.map((server) => server.stop()));
   await rm(dir, { recursive: true, force: true });

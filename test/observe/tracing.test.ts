@@ -246,6 +246,31 @@ describe('sampling', () => {
   });
 });
 
+describe('sampling at a fraction', () => {
+  test('at rate 0.5 about half the requests are traced, each wholly or not at all', async () => {
+    const origin = await startTestOrigin(() => ({ body: 'half' }));
+    const receiver = await startOtlpReceiver();
+    const svc = await startSvc([origin.url], { config: tracingConfig(receiver.endpoint, 0.5) });
+    const requests = 40;
+    try {
+      for (let i = 0; i < requests; i++) await fetchRaw(`${svc.dataUrl}/half-${i}`);
+    } finally {
+      await svc.stop(); // flushes what was queued
+      await receiver.close();
+      await origin.close();
+    }
+    const listeners = receiver.spans.filter((s) => s.name === 'svc.listener.http');
+    // Binomial(40, 0.5) falls outside 5..35 with a probability of about 1e-6.
+    assert.ok(listeners.length >= 5 && listeners.length <= 35, `${listeners.length} of ${requests} traced`);
+    for (const listener of listeners) assert.equal(treeOf(receiver.spans, listener.traceId).size, 4, 'a sampled request has all its spans');
+    const sampledIds = new Set(listeners.map((s) => s.traceId));
+    for (const request of origin.requests) {
+      const context = parseTraceparent(request.headers.traceparent);
+      assert.equal(context.flags === '01', sampledIds.has(context.traceId), 'the origin is told whether the trace is sampled');
+    }
+  });
+});
+
 describe('a response that streams', () => {
   let slowOrigin: Server;
   before(async () => {
