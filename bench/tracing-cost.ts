@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freePort, startProcess, waitFor, type Started } from './support/processes.js';
-import { measureLoad, type LoadFigures } from './support/load.js';
+import { measureLoad } from './support/load.js';
+import { printMedianTable, type MeasuredFigures as Figures } from './support/median-table.js';
 import { writeBenchSvcConfig } from './support/svc-config.js';
 import { median, medianInterval } from './support/median-interval.js';
 
@@ -40,7 +41,6 @@ const FIXED_SERVER = fileURLToPath(new URL('./servers/fixed-body-server.js', imp
 const OTLP_SINK = fileURLToPath(new URL('./servers/otlp-sink-server.js', import.meta.url));
 const SVC_CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
-type Figures = LoadFigures & { cpuUsPerRequest: number };
 
 interface Target {
   name: string;
@@ -93,15 +93,7 @@ try {
 
   console.log(`\n1024-byte HIT, ${connections} connections, ${rounds} rounds of ${seconds} s per target, Node ${process.version}`);
   console.log('medians over the rounds\n');
-  console.log('target                          req/s      p50 ms   p99 ms   server CPU µs/req   errors');
-  for (const { name, runs } of targets) {
-    const of = (figure: (run: Figures) => number): number => median(runs.map(figure));
-    console.log(
-      `${name.padEnd(30)} ${of((r) => r.requestsPerSecond).toFixed(0).padStart(8)}   ${of((r) => r.p50Ms).toFixed(2).padStart(6)}   ${of((r) => r.p99Ms)
-        .toFixed(2)
-        .padStart(6)}   ${of((r) => r.cpuUsPerRequest).toFixed(1).padStart(17)}   ${runs.reduce((sum, r) => sum + r.errors, 0)}`,
-    );
-  }
+  printMedianTable(targets);
   /** Per-round ratios of a figure, `of` over `to`, with their median and interval. */
   const ratio = (label: string, of: Target, to: Target, figure: (run: Figures) => number): void => {
     const perRound = of.runs.map((run, i) => figure(run) / figure(to.runs[i]!));
