@@ -76,7 +76,7 @@ export class Exchange {
     const method = request.method ?? 'GET';
     const status = response.statusCode;
     const trace = this.trace;
-    trace?.answered({ status, cacheResult: this.cacheResult, source: this.source });
+    trace?.answered(status, this.cacheResult, this.source);
     this.deps.metrics.observeRequest({
       method,
       status,

@@ -3,14 +3,13 @@
 // explicitly (no context manager, no AsyncLocalStorage): the data plane hands each request's trace
 // along with the request itself.
 //
-// The sampling decision comes first, from the trace id alone (the sampler is a trace-id ratio), so a
-// request left out makes no span object at all: it keeps its trace id and, only if it fetches from
-// the origin or a peer, makes the span id that request's traceparent names.
+// The sampling decision comes first (request-sampler.ts), so a request left out makes no span object
+// at all; only if it fetches from the origin or a peer does it make the trace id (when it came without
+// one) and the span id that request's traceparent names.
 import {
   defaultTextMapGetter,
   isSpanContextValid,
   ROOT_CONTEXT,
-  SamplingDecision,
   SpanKind,
   SpanStatusCode,
   TraceFlags,
@@ -21,19 +20,20 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import type { W3CTraceContextPropagator } from '@opentelemetry/core';
-import type { Sampler } from '@opentelemetry/sdk-trace';
 import type { IncomingMessage } from 'node:http';
 import { primaryKey, STORED_SCHEME } from '../../cache/policy/cache-key.js';
 import { ATTR, cacheKeyHash, pathWithoutQuery } from './span-attributes.js';
 import { injectIntoFields, injectIntoHeaders } from './trace-headers.js';
 import type { RequestTraceIds } from './trace-ids.js';
-import type { ClosingStream, OriginRequestHead, OutgoingSpan, RequestOutcome, RequestTrace } from './request-trace.js';
+import type { RequestSampler } from './request-sampler.js';
+import type { CacheResult, Source } from '../traffic-metrics.js';
+import type { ClosingStream, OriginRequestHead, OutgoingSpan, RequestTrace } from './request-trace.js';
 
 export interface TraceTools {
   tracer: Tracer;
   propagator: W3CTraceContextPropagator;
-  /** The tracer's own sampler, asked once per request before any span is made. */
-  sampler: Sampler;
+  /** Asked once per request, before any span is made. */
+  sampler: RequestSampler;
   /** The tracer's id generator. */
   ids: RequestTraceIds;
 }
@@ -114,14 +114,14 @@ class SampledRequestTrace implements RequestTrace {
     return new TracedOutgoingSpan(span);
   }
 
-  answered(outcome: RequestOutcome): void {
+  answered(status: number, cacheResult: CacheResult, source: Source): void {
     for (const span of [this.listener, this.cache]) {
       if (!span) continue;
-      span.setAttribute(ATTR.status, outcome.status);
-      span.setAttribute(ATTR.cacheResult, outcome.cacheResult);
-      span.setAttribute(ATTR.source, outcome.source);
+      span.setAttribute(ATTR.status, status);
+      span.setAttribute(ATTR.cacheResult, cacheResult);
+      span.setAttribute(ATTR.source, source);
     }
-    if (outcome.status >= 500) this.listener.setStatus({ code: SpanStatusCode.ERROR });
+    if (status >= 500) this.listener.setStatus({ code: SpanStatusCode.ERROR });
     this.cache?.end();
   }
 
@@ -134,11 +134,15 @@ class SampledRequestTrace implements RequestTrace {
 /** A request the sampler left out: no span is made; its trace context still reaches the origin. */
 class UnsampledRequestTrace implements RequestTrace {
   readonly sampledTraceId = undefined;
+  /** The incoming trace's id, or one made when an outgoing request first needs it. */
+  private traceId: string | undefined;
+
   constructor(
     private readonly tools: TraceTools,
-    private readonly traceId: string,
     private readonly parent: SpanContext | undefined,
-  ) {}
+  ) {
+    this.traceId = parent?.traceId;
+  }
   routed(): void {}
   origin(head: OriginRequestHead): OutgoingSpan {
     injectIntoHeaders(this.tools.propagator, this.outgoingContext(), head.headers);
@@ -153,6 +157,7 @@ class UnsampledRequestTrace implements RequestTrace {
 
   /** The context an outgoing request carries: this trace, a span id of svc's, not sampled. */
   private outgoingContext(): Context {
+    this.traceId ??= this.tools.sampler.newTraceId(false);
     const spanContext: SpanContext = { traceId: this.traceId, spanId: this.tools.ids.generateSpanId(), traceFlags: TraceFlags.NONE };
     if (this.parent?.traceState) spanContext.traceState = this.parent.traceState;
     return trace.setSpanContext(ROOT_CONTEXT, spanContext);
@@ -161,13 +166,18 @@ class UnsampledRequestTrace implements RequestTrace {
 
 /** Starts a request's trace, continuing the trace of an incoming `traceparent`. */
 export function beginRequestTrace(tools: TraceTools, request: IncomingMessage): RequestTrace {
-  const incoming = request.headers.traceparent === undefined ? ROOT_CONTEXT : tools.propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
-  const remote = trace.getSpanContext(incoming);
-  const parent = remote !== undefined && isSpanContextValid(remote) ? remote : undefined;
-  const traceId = parent?.traceId ?? tools.ids.draw();
-  const { decision } = tools.sampler.shouldSample(incoming, traceId, 'svc.listener.http', SpanKind.SERVER, {}, []);
-  if (decision !== SamplingDecision.RECORD_AND_SAMPLED) return new UnsampledRequestTrace(tools, traceId, parent);
-  if (parent === undefined) tools.ids.useNext(traceId);
+  const { sampler } = tools;
+  let incoming = ROOT_CONTEXT;
+  let parent: SpanContext | undefined;
+  if (request.headers.traceparent !== undefined) {
+    incoming = tools.propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
+    const remote = trace.getSpanContext(incoming);
+    if (remote !== undefined && isSpanContextValid(remote)) parent = remote;
+  }
+  if (parent !== undefined ? !sampler.samples(parent.traceId, incoming) : !sampler.samplesNewTrace()) {
+    return new UnsampledRequestTrace(tools, parent);
+  }
+  if (parent === undefined) tools.ids.useNext(sampler.newTraceId(true));
   const listener = tools.tracer.startSpan(
     'svc.listener.http',
     {

@@ -11,7 +11,7 @@ import type { Registry } from 'prom-client';
 import { buildInfo } from '../../version/build-info.js';
 import { droppedSpansMeterProvider, spansDroppedCounter } from './dropped-spans.js';
 import { beginRequestTrace, type TraceTools } from './otel-request-trace.js';
-import { requestSampler } from './request-sampler.js';
+import { RequestSampler } from './request-sampler.js';
 import { RequestTraceIds } from './trace-ids.js';
 import type { RequestTracer } from './request-trace.js';
 
@@ -54,7 +54,7 @@ export function createOtelTracer(options: OtelTracerOptions): RequestTracer {
     exportTimeoutMillis: batch.exportTimeoutMs,
     selfObsMeterProvider: droppedSpansMeterProvider(spansDroppedCounter(options.registry)),
   });
-  const sampler = requestSampler(options.samplingRate);
+  const sampler = new RequestSampler(options.samplingRate);
   const ids = new RequestTraceIds();
   const provider = new TracerProvider({
     resource: resourceFromAttributes({
@@ -62,7 +62,7 @@ export function createOtelTracer(options: OtelTracerOptions): RequestTracer {
       [ATTR_SERVICE_VERSION]: buildInfo().version,
       ...(options.instanceId !== undefined ? { 'service.instance.id': options.instanceId } : {}),
     }),
-    sampler,
+    sampler: sampler.sdkSampler,
     idGenerator: ids,
     spanProcessors: [processor],
   });

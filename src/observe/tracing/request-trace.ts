@@ -4,13 +4,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { CacheResult, Source } from '../traffic-metrics.js';
 
-/** How a request ended, as its spans record it. */
-export interface RequestOutcome {
-  status: number;
-  cacheResult: CacheResult;
-  source: Source;
-}
-
 /** Something whose end an origin span waits for: the origin's body stream. */
 export interface ClosingStream {
   once(event: 'close', listener: () => void): unknown;
@@ -49,7 +42,7 @@ export interface RequestTrace {
    */
   peerFetch(owner: string, fields: string[]): OutgoingSpan;
   /** The response ended (its last byte written, or the client gone): the cache span ends. */
-  answered(outcome: RequestOutcome): void;
+  answered(status: number, cacheResult: CacheResult, source: Source): void;
   /** Metrics and access log are done: the pipeline and listener spans end. */
   end(): void;
 }

@@ -1,16 +1,11 @@
-// Trace and span ids for svc's spans: the SDK's random ones, except that a request's root span can be
-// given the trace id svc already drew to decide whether to sample it. Deciding before any span exists
-// is what keeps an unsampled request free of span objects (see otel-request-trace.ts).
+// Trace and span ids for svc's spans: the SDK's random ones, except that a request's root span is
+// given the trace id svc chose when it decided to sample it (see request-sampler.ts). Deciding before
+// any span exists is what keeps an unsampled request free of span objects (otel-request-trace.ts).
 import { RandomIdGenerator, type IdGenerator } from '@opentelemetry/sdk-trace';
 
 export class RequestTraceIds implements IdGenerator {
   private readonly random = new RandomIdGenerator();
   private next: string | undefined;
-
-  /** A fresh random trace id. */
-  draw(): string {
-    return this.random.generateTraceId();
-  }
 
   /** The next root span the SDK starts gets this trace id (the SDK starts it synchronously after). */
   useNext(traceId: string): void {
