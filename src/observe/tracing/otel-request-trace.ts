@@ -38,7 +38,7 @@ export interface TraceTools {
   ids: RequestTraceIds;
 }
 
-/** The span of a request svc sends: ends when the answer's body closes, or on failure. */
+/** The span of a request svc sends: ends when the answer's body is done, or on failure. */
 class TracedOutgoingSpan implements OutgoingSpan {
   constructor(private readonly span: Span) {}
 
@@ -51,8 +51,20 @@ class TracedOutgoingSpan implements OutgoingSpan {
       span.setAttribute(ATTR.serverAddress, upstream.hostname);
       span.setAttribute(ATTR.serverPort, Number(upstream.port || (upstream.protocol === 'https:' ? 443 : 80)));
     }
-    if (details?.body) details.body.once('close', () => span.end());
-    else span.end();
+    if (!details?.body) {
+      span.end();
+      return;
+    }
+    // 'end' when the body was read whole (before the client's response can end), 'close' when it
+    // was cut or dropped first.
+    let ended = false;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      span.end();
+    };
+    details.body.once('end', end);
+    details.body.once('close', end);
   }
 
   failed(error: unknown): void {

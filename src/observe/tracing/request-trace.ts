@@ -6,14 +6,14 @@ import type { CacheResult, Source } from '../traffic-metrics.js';
 
 /** Something whose end an origin span waits for: the origin's body stream. */
 export interface ClosingStream {
-  once(event: 'close', listener: () => void): unknown;
+  once(event: 'end' | 'close', listener: () => void): unknown;
 }
 
 /** A request svc sends on a client's behalf: `svc.origin` or `svc.peer_fetch`. */
 export interface OutgoingSpan {
   /**
-   * The other side answered. The span ends when `body` closes (an origin's body is read after its
-   * head arrived), or now when there is no body to wait for.
+   * The other side answered. The span ends when `body` has been read to its end, or closed early
+   * (an origin's body is read after its head arrived), or now when there is no body to wait for.
    */
   answered(status: number, details?: { upstream?: string; body?: ClosingStream }): void;
   /** The request failed: the span ends with an error status. */
