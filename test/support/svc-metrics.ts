@@ -60,6 +60,10 @@ export const SPEC_METRICS: readonly SpecMetric[] = [
 export const SVC_EXTRA_METRICS: readonly ExportedMetric[] = [
   { name: 'svc_cdn_purge_pending', type: 'gauge', labels: [] },
   { name: 'svc_tracing_spans_dropped_total', type: 'counter', labels: ['reason'] },
+  // The edge (issue 14): refused requests, wrong admin tokens, errors the last resort caught.
+  { name: 'svc_http_requests_rejected_total', type: 'counter', labels: ['listener', 'reason'] },
+  { name: 'svc_admin_auth_failures_total', type: 'counter', labels: ['result'] },
+  { name: 'svc_uncaught_errors_total', type: 'counter', labels: ['kind'] },
 ];
 
 /** Runtime and process metrics (spec §6.5's `go_*` and `process_*`; Node's are `nodejs_*`). */
