@@ -7,6 +7,10 @@
 // measures the ratio itself.
 //
 //   npm run build && node dist/bench/hit-instructions.js [--requests 3000] [--warm-up 40000]
+//       [--tracing-rate 0.01] [--svc-cli path/to/another/build/dist/src/cli/main.js]
+//
+// `--tracing-rate` turns tracing on at that sampling rate, exporting to a stand-in collector (issue
+// 19: what tracing costs a hit); `--svc-cli` counts another build of svc (main's, say) instead.
 //
 // Needs valgrind (Debian: apt-get install -y valgrind). Each server runs alone under callgrind and
 // gets one load over the same keep-alive connections: `--warm-up` requests, the counters zeroed,
@@ -28,7 +32,12 @@ import { writeBenchSvcConfig } from './support/svc-config.js';
 import { hitFields } from './support/hit-fields.js';
 
 const { values } = parseArgs({
-  options: { requests: { type: 'string', default: '3000' }, 'warm-up': { type: 'string', default: '40000' } },
+  options: {
+    requests: { type: 'string', default: '3000' },
+    'warm-up': { type: 'string', default: '40000' },
+    'tracing-rate': { type: 'string' },
+    'svc-cli': { type: 'string' },
+  },
 });
 const requests = Number(values.requests);
 const warmUpRequests = Number(values['warm-up']);
@@ -36,7 +45,8 @@ const warmUpRequests = Number(values['warm-up']);
 const CONNECTIONS = 10;
 
 const FIXED_SERVER = fileURLToPath(new URL('./servers/fixed-body-server.js', import.meta.url));
-const SVC_CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const SVC_CLI = values['svc-cli'] ?? fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const OTLP_SINK = fileURLToPath(new URL('./servers/otlp-sink-server.js', import.meta.url));
 
 try {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
@@ -94,9 +104,16 @@ function summary(dump: string): number {
   return Number(line.split(' ')[1]);
 }
 
-const [originPort, barePort, svcPort, adminPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-const configPath = await writeBenchSvcConfig(join(dir, 'svc.yaml'), { port: svcPort, adminPort, originPort });
+const [originPort, barePort, svcPort, adminPort, sinkPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+const tracingRate = values['tracing-rate'];
+const configPath = await writeBenchSvcConfig(join(dir, 'svc.yaml'), {
+  port: svcPort,
+  adminPort,
+  originPort,
+  extra: tracingRate === undefined ? [] : [`tracing: { endpoint: "127.0.0.1:${sinkPort}", sampling_rate: ${tracingRate} }`],
+});
 const origin = startProcess(process.execPath, [FIXED_SERVER, String(originPort), '1024']);
+const sink = tracingRate === undefined ? undefined : startProcess(process.execPath, [OTLP_SINK, String(sinkPort)]);
 try {
   await waitFor(`http://127.0.0.1:${originPort}/hit`);
   // The ceiling answers the same bytes as svc's HIT: read its fields off a svc run outside valgrind.
@@ -110,13 +127,14 @@ try {
   }
   const bare = await count('bare', [FIXED_SERVER, String(barePort), '1024', JSON.stringify(fields)], `http://127.0.0.1:${barePort}/hit`);
   const svc = await count('svc', [SVC_CLI, 'serve', '--config', configPath], `http://127.0.0.1:${svcPort}/hit`);
-  console.log(`\n1024-byte body, ${requests} requests counted after ${warmUpRequests} to warm up, Node ${process.version}\n`);
+  const variant = `${values['svc-cli'] === undefined ? 'this build' : values['svc-cli']}, tracing ${tracingRate === undefined ? 'off' : `on at ${tracingRate}`}`;
+  console.log(`\n1024-byte body, ${requests} requests counted after ${warmUpRequests} to warm up, Node ${process.version}; svc: ${variant}\n`);
   console.log('instructions per request      main thread   all threads');
   for (const [name, figures] of [['bare node http (ceiling)', bare], ['svc HIT (hot tier)', svc]] as const) {
     console.log(`${name.padEnd(28)} ${figures.mainThread.toFixed(0).padStart(12)}   ${figures.allThreads.toFixed(0).padStart(11)}`);
   }
   console.log(`\nbare / svc, main thread: ${(bare.mainThread / svc.mainThread).toFixed(3)}x (the ratio if time followed instructions)`);
 } finally {
-  await origin.stop();
+  await Promise.all([origin.stop(), sink?.stop()]);
   await rm(dir, { recursive: true, force: true });
 }

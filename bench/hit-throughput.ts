@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startProcess, waitFor, type Started } from './support/processes.js';
-import { measureLoad, type LoadFigures } from './support/load.js';
+import { measureLoad } from './support/load.js';
+import { printMedianTable, type MeasuredFigures as Figures } from './support/median-table.js';
 import { writeBenchSvcConfig } from './support/svc-config.js';
 import { median, medianInterval } from './support/median-interval.js';
 import { hitFields } from './support/hit-fields.js';
@@ -43,8 +44,6 @@ const BARE_PORT = 18_182;
 const SVC_PORT = 18_180;
 const SVC_ADMIN_PORT = 19_180;
 
-/** Figures of a run that measured its server's CPU. */
-type Figures = LoadFigures & { cpuUsPerRequest: number };
 
 interface Target {
   name: string;
@@ -100,15 +99,7 @@ try {
 
   console.log(`\n${bytes}-byte body, ${connections} connections, ${rounds} rounds of ${seconds} s per target, Node ${process.version}`);
   console.log('medians over the rounds\n');
-  console.log('target                        req/s      p50 ms   p99 ms   server CPU µs/req   errors');
-  for (const { name, runs } of targets) {
-    const of = (figure: (run: Figures) => number): number => median(runs.map(figure));
-    console.log(
-      `${name.padEnd(28)} ${of((r) => r.requestsPerSecond).toFixed(0).padStart(8)}   ${of((r) => r.p50Ms).toFixed(2).padStart(6)}   ${of((r) => r.p99Ms)
-        .toFixed(2)
-        .padStart(6)}   ${of((r) => r.cpuUsPerRequest).toFixed(1).padStart(17)}   ${runs.reduce((sum, r) => sum + r.errors, 0)}`,
-    );
-  }
+  printMedianTable(targets);
   const perRound = svcOverBare.map((ratio) => ratio.toFixed(2)).join(' ');
   const interval = medianInterval(svcOverBare);
   console.log(`\nsvc HIT / bare node:    ${median(svcOverBare).toFixed(3)}x  (target >= 0.8x; per round: ${perRound})`);

@@ -2,6 +2,7 @@
 // version and metrics.
 import { buildInfo } from '../version/build-info.js';
 import type { NodeMetrics } from '../observe/metrics.js';
+import { wantsOpenMetrics } from '../observe/openmetrics-text.js';
 import type { Readiness } from '../node/readiness.js';
 import type { AdminRouter } from './router.js';
 import { sendJson } from './json-response.js';
@@ -31,8 +32,8 @@ export function mountHealthRoutes(router: AdminRouter, deps: HealthRouteDeps): v
 
   router.on('GET', '/version', (_request, response) => sendJson(response, 200, buildInfo()));
 
-  router.on('GET', '/metrics', async (_request, response) => {
-    const { contentType, body } = await deps.metrics.exposition();
+  router.on('GET', '/metrics', async (request, response) => {
+    const { contentType, body } = await deps.metrics.exposition(wantsOpenMetrics(request.raw.headers.accept));
     response.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
     response.end(body);
   });

@@ -141,10 +141,12 @@ export class PeerFetcher {
     const { counters } = this.options;
     const started = process.hrtime.bigint();
     const ask: PeerFetchRequest = { method: request.method ?? 'GET', path: request.url ?? '/', headers: forwardable(request.rawHeaders), hops: 1 };
+    const span = exchange.trace?.peerFetch(owner, ask.headers);
     let bytes: Uint8Array;
     try {
       bytes = await this.options.member.request(owner, PEER_FETCH_CHANNEL, encodePeerFetchRequest(ask), { timeoutMs: this.options.timeoutMs });
-    } catch {
+    } catch (error) {
+      span?.failed(error);
       counters.duration(Number(process.hrtime.bigint() - started) / 1e9);
       counters.miss();
       // The owner cannot answer: the origin can. Not owning the key, this node keeps no copy.
@@ -153,6 +155,7 @@ export class PeerFetcher {
     }
     counters.duration(Number(process.hrtime.bigint() - started) / 1e9);
     const answer = decodePeerFetchAnswer(bytes);
+    span?.answered(answer.status);
     const xCache = answer.fields[answer.fields.indexOf('x-cache') + 1] as CacheResult | undefined;
     const cacheResult: CacheResult = xCache !== undefined && CACHE_RESULTS.has(xCache) ? xCache : 'MISS';
     if (cacheResult === 'MISS' || cacheResult === 'BYPASS') counters.miss();

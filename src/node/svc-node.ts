@@ -8,6 +8,8 @@ import type { Config } from '../config/index.js';
 import { ConfigError, splitHostPort } from '../config/index.js';
 import { NodeMetrics } from '../observe/metrics.js';
 import { createAccessLog } from '../observe/access-log.js';
+import { createRequestTracer } from '../observe/tracing/create-tracer.js';
+import type { BatchLimits } from '../observe/tracing/otel-tracer.js';
 import type { Logger } from '../observe/logger.js';
 import { createHotStore } from '../store/hot-store.js';
 import type { WarmStore } from '../store/warm/warm-store.js';
@@ -62,6 +64,8 @@ export interface StartNodeOptions {
   configFile?: string;
   /** Reload steps of the caller's own parts (`svc serve` owns the log format). */
   reloadSteps?: readonly ReloadStep[];
+  /** Tests only: the span export's batching, so a full queue or a failed export is seen quickly. */
+  tracingBatch?: Partial<BatchLimits>;
 }
 
 export interface SvcNode {
@@ -331,6 +335,13 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
         });
   await refresher?.start();
   if (refresher) teardown.add(() => refresher.stop());
+  // Shut down after the data plane closed (teardown runs newest first), so the last spans are sent.
+  const tracer = await createRequestTracer(config.tracing, {
+    registry: metrics.registry,
+    instanceId: config.cluster?.node_name,
+    batch: options.tracingBatch,
+  });
+  teardown.add(() => tracer.shutdown());
   const cacheFlow: CacheFlow = new CacheFlow({
     cache,
     now,
@@ -350,6 +361,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     metrics,
     accessLog,
     inFlight,
+    tracer,
     isDraining: () => readiness.isDraining(),
     smugglingRejected: metrics.smugglingRejected,
     rejections: createRejectionLog('data', logger, metrics.edge.rejected),

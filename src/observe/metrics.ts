@@ -4,6 +4,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { TrafficMetrics, type RequestObservation } from './traffic-metrics.js';
 import { registerEdgeMetrics, type EdgeMetrics } from './edge-metrics.js';
+import { OPENMETRICS_CONTENT_TYPE, openMetricsText } from './openmetrics-text.js';
 
 export type { CacheResult, RequestObservation, Source } from './traffic-metrics.js';
 
@@ -122,7 +123,9 @@ export class NodeMetrics {
     this.traffic.observe(observation);
   }
 
-  async exposition(): Promise<{ contentType: string; body: string }> {
+  /** The registry in the Prometheus text format, or in OpenMetrics (with exemplars) when asked. */
+  async exposition(openMetrics = false): Promise<{ contentType: string; body: string }> {
+    if (openMetrics) return { contentType: OPENMETRICS_CONTENT_TYPE, body: await openMetricsText(this.registry) };
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 }

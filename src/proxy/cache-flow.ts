@@ -320,5 +320,5 @@ function firstHeaderValue(value: string | string[] | undefined): string | undefi
 
 function originRequestOf(exchange: Exchange): OriginRequest {
   const { edge } = exchange;
-  return { path: edge.pathAndQuery, rawHeaders: exchange.request.rawHeaders, forwarding: exchange.forwarding, clientAddress: edge.clientAddress };
+  return { path: edge.pathAndQuery, rawHeaders: exchange.request.rawHeaders, forwarding: exchange.forwarding, clientAddress: edge.clientAddress, trace: exchange.trace };
 }

@@ -101,7 +101,7 @@ function handle(
     rejectRequest(exchange, 404, 'no_route');
     return undefined;
   }
-  exchange.routeLabel = route.label;
+  exchange.routed(route.label);
   const method = request.method ?? 'GET';
   if (!route.rule.forwardedMethods.has(method)) {
     rejectRequest(exchange, 405, 'method_not_allowed', { close: true, headers: { allow: [...route.rule.forwardedMethods].join(', ') } });

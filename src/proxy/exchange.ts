@@ -1,6 +1,7 @@
 // One client request as the data plane follows it: where it was routed, what the cache did and where
 // the bytes came from. When the response is done (or the client went away) the exchange is counted
-// once in the metrics and offered once to the access log.
+// once in the metrics and offered once to the access log; when tracing is on, its spans follow the
+// same lifecycle (begun with the exchange, the cache span from routing, all ended with the answer).
 // Most answers (every hit) end before their handler returns, so the exchange is settled then; only an
 // answer still streaming waits for its 'close' event. A listener per response measured several µs of
 // CPU per hit.
@@ -14,6 +15,7 @@ import type { InFlightRequests } from '../node/in-flight.js';
 import type { EdgeRequest } from '../edge/client-request.js';
 import type { RejectionLog } from '../edge/rejections.js';
 import type { Forwarding } from './forward-headers.js';
+import type { RequestTrace, RequestTracer } from '../observe/tracing/request-trace.js';
 
 export interface ExchangeDeps {
   metrics: NodeMetrics;
@@ -25,6 +27,8 @@ export interface ExchangeDeps {
   rejections: RejectionLog;
   /** `limits.body_idle_timeout`: longest wait for the next byte of a request body being read. */
   bodyIdleTimeoutMs: number;
+  /** The node's tracing (`tracing.*`, set up at startup); its `enabled` is the hot path's one check. */
+  tracer: RequestTracer;
 }
 
 export class Exchange {
@@ -37,6 +41,8 @@ export class Exchange {
   edge!: EdgeRequest;
   /** What the origin is told about the request; set with `edge`, once the route is known. */
   forwarding!: Forwarding;
+  /** This request's spans; undefined when tracing is off (the only check an untraced request makes). */
+  readonly trace: RequestTrace | undefined;
   /**
    * performance.now() at the start: a double, where hrtime.bigint() allocated two BigInts per request.
    * `performance` comes from node:perf_hooks: the global one is a getter (see eslint.config.js).
@@ -54,6 +60,7 @@ export class Exchange {
     readonly deps: ExchangeDeps,
   ) {
     this.socket = request.socket;
+    this.trace = deps.tracer.enabled ? deps.tracer.begin(request) : undefined;
     deps.inFlight.begin();
   }
 
@@ -61,6 +68,12 @@ export class Exchange {
   get requestId(): string {
     this.id ??= randomUUID();
     return this.id;
+  }
+
+  /** The request matched a route: what follows is the cache's work (the `svc.cache` span). */
+  routed(routeLabel: string): void {
+    this.routeLabel = routeLabel;
+    this.trace?.routed(routeLabel, this.edge.key);
   }
 
   /** Called once the request's handler is done: counts the exchange now, or when its answer ends. */
@@ -84,6 +97,8 @@ export class Exchange {
     const bytesOut = this.bytesOut;
     const method = request.method ?? 'GET';
     const status = response.statusCode;
+    const trace = this.trace;
+    trace?.answered(status, this.cacheResult, this.source);
     this.deps.metrics.observeRequest({
       method,
       status,
@@ -92,8 +107,14 @@ export class Exchange {
       route: this.routeLabel,
       durationSeconds: durationMs / 1e3,
       bytesOut,
+      traceId: trace?.sampledTraceId,
     });
-    if (!this.deps.accessLog.sampled(status)) return;
+    if (this.deps.accessLog.sampled(status)) this.log(method, status, bytesOut, durationMs);
+    trace?.end();
+  }
+
+  private log(method: string, status: number, bytesOut: number, durationMs: number): void {
+    const { request } = this;
     const socket = this.socket;
     this.deps.accessLog.record({
       method,

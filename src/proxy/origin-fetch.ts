@@ -1,6 +1,7 @@
 // Sending a client's request on to the origin through the route's pool.
 import type { UpstreamPool, UpstreamRequest, UpstreamResponse } from '../upstream/upstream-pool.js';
 import { originRequestHeaders, responseFieldsFromOrigin, withVia, type Forwarding } from './forward-headers.js';
+import type { RequestTrace } from '../observe/tracing/request-trace.js';
 
 /**
  * Request fields that make the origin answer something other than the whole current representation.
@@ -18,6 +19,8 @@ export interface OriginRequest {
   forwarding: Forwarding;
   /** Whose budget of in-flight origin requests this one counts against; '' for svc's own. */
   clientAddress: string;
+  /** The client request's trace, when it has one (a background refresh has none). */
+  trace?: RequestTrace | undefined;
 }
 
 export interface OriginFetch {
@@ -55,6 +58,7 @@ export async function fetchFromOrigin(
     path: request.path,
     headers,
     clientAddress: request.clientAddress,
+    trace: request.trace,
     ...(fetch.signal ? { signal: fetch.signal } : {}),
     onInformational: fetch.onInformational,
   });

@@ -37,6 +37,7 @@ export async function passThrough(
       body: body?.stream,
       clientAddress: exchange.edge.clientAddress,
       onInformational: relayInformational(exchange),
+      trace: exchange.trace,
     });
     const fields = withVia(responseFieldsFromOrigin(answer.headers));
     fields.push('x-cache', cacheResult);

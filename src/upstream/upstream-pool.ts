@@ -13,6 +13,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { classifyUpstreamError, neverReachedOrigin, UpstreamError } from './upstream-error.js';
 import { ConnectionSlots, SlotsTimeoutError } from './connection-slots.js';
 import type { ClientBudget } from './client-budget.js';
+import type { RequestTrace } from '../observe/tracing/request-trace.js';
 
 export interface UpstreamPoolOptions {
   name: string;
@@ -45,6 +46,8 @@ export interface UpstreamRequest {
   signal?: AbortSignal;
   /** Told of each informational (1xx) answer that comes before the final one (RFC 9110 §15.2). */
   onInformational?: ((info: { statusCode: number; headers: Record<string, string | string[]> }) => void) | undefined;
+  /** The trace of the client request this fetch is for: the fetch is its `svc.origin` span. */
+  trace?: RequestTrace | undefined;
 }
 
 export interface UpstreamResponse {
@@ -103,6 +106,18 @@ export class UpstreamPool {
 
   /** Sends the request to the next healthy upstream with a free connection, moving on while connections are refused. */
   async request(request: UpstreamRequest): Promise<UpstreamResponse> {
+    const span = request.trace?.origin({ method: request.method, path: request.path, pool: this.name, headers: request.headers });
+    try {
+      const response = await this.send(request);
+      span?.answered(response.statusCode, { upstream: response.origin, body: response.body });
+      return response;
+    } catch (error) {
+      span?.failed(error);
+      throw error;
+    }
+  }
+
+  private async send(request: UpstreamRequest): Promise<UpstreamResponse> {
     const endClient = this.clientBudget === undefined ? NOTHING : this.clientBudget.take(request.clientAddress ?? '');
     if (endClient === undefined) {
       throw new UpstreamError('client_busy', `client ${request.clientAddress} has too many origin requests in flight`);

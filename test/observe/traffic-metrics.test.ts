@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { Registry } from 'prom-client';
 import { TrafficMetrics, type RequestObservation } from '../../src/observe/traffic-metrics.js';
 
-const hit: RequestObservation = { method: 'GET', status: 200, cacheResult: 'HIT', source: 'hot', route: 'a', durationSeconds: 0.0002, bytesOut: 10 };
+const hit: RequestObservation = { method: 'GET', status: 200, cacheResult: 'HIT', source: 'hot', route: 'a', durationSeconds: 0.0002, bytesOut: 10, traceId: undefined };
 
 /** One request of `hit` changed in each label in turn, so every label must tell series apart. */
 const others: RequestObservation[] = [

@@ -70,7 +70,15 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
   }
 }
 
-export async function startSvcCluster(options: { names: string[]; mode: 'strong' | 'eventual'; originUrl: string }): Promise<SvcCluster> {
+export interface SvcClusterOptions {
+  names: string[];
+  mode: 'strong' | 'eventual';
+  originUrl: string;
+  /** Further top-level YAML lines for every node's config (tracing…). */
+  extraConfig?: string[];
+}
+
+export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-cluster-'));
   const specs = new Map<string, NodeSpec>();
   const clusterAddresses: string[] = [];
@@ -98,6 +106,7 @@ export async function startSvcCluster(options: { names: string[]; mode: 'strong'
         `pools: [{ name: origin, upstreams: ["${options.originUrl}"], connect_timeout: 1s, response_timeout: 5s }]`,
         'routes: [{ name: all, pool: origin }]',
         `cluster: { mode: ${mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", join: [${clusterAddresses.map((a) => `"${a}"`).join(', ')}] }`,
+        ...(options.extraConfig ?? []),
       ].join('\n'),
     );
   };

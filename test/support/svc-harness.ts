@@ -65,6 +65,8 @@ export interface SvcOptions {
   cdnTiming?: StartNodeOptions['cdnTiming'];
   /** Run from a configuration file in `dir`, so that the node can reload it (`node.reload()`). */
   reloadable?: boolean;
+  /** The span export's batching (see StartNodeOptions). */
+  tracingBatch?: StartNodeOptions['tracingBatch'];
 }
 
 /** Config for one route `/` to a pool of the given origins, caching on. */
@@ -85,7 +87,15 @@ export async function startSvc(originUrls: string[], options: SvcOptions = {}): 
   if (configFile !== undefined) await writeFile(configFile, JSON.stringify(raw));
   const logs = new LogCapture();
   const clock = new ManualClock(options.frozenClock);
-  const node = await startNode({ config, logger: createLogger({ destination: logs }), env: options.env ?? {}, now: clock.now, configFile, cdnTiming: options.cdnTiming });
+  const node = await startNode({
+    config,
+    logger: createLogger({ destination: logs }),
+    env: options.env ?? {},
+    now: clock.now,
+    configFile,
+    cdnTiming: options.cdnTiming,
+    tracingBatch: options.tracingBatch,
+  });
   checkAdminAnswers(node.adminUrl);
   return {
     node,

@@ -454,10 +454,11 @@ function startInvalidation() {
     const { path, done } = SUBMIT[form.dataset.operation];
     onSubmit(form, async (body) => {
       const answer = await api('POST', path, body);
-      setStatus(form, done(body, answer), 'ok');
       form.reset();
-      // The list shows the operation at once, not at the next poll.
-      await refreshRecent();
+      // The list shows the operation by the time its success does, not at the next poll. The operation
+      // succeeded whatever this reload of the list does: its failure is the next poll's to report.
+      await refreshRecent().catch(() => undefined);
+      setStatus(form, done(body, answer), 'ok');
     });
   }
   poll(refreshRecent, 'the recent invalidations');
