@@ -122,6 +122,7 @@ describe('a file setting every key', () => {
     assert.equal(config.admin.listen, '[::1]:9001');
     assert.equal(config.admin.token, '0123456789abcdef-admin');
     assert.equal(config.hop_limit, 2);
+    assert.equal(config.stale_if_unreachable, 120_000);
     assert.equal(config.max_active_bans, 500);
     assert.deepEqual(config.warm, { path: '/var/cache/svc', max_bytes: 10_737_418_240, write_queue_length: 256 });
     assert.equal(config.pools[0]?.connect_timeout, 500);

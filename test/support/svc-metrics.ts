@@ -64,6 +64,9 @@ export const SVC_EXTRA_METRICS: readonly ExportedMetric[] = [
   { name: 'svc_http_requests_rejected_total', type: 'counter', labels: ['listener', 'reason'] },
   { name: 'svc_admin_auth_failures_total', type: 'counter', labels: ['result'] },
   { name: 'svc_uncaught_errors_total', type: 'counter', labels: ['kind'] },
+  // Bans (issue 14 item 6): in force, and refused past max_active_bans.
+  { name: 'svc_bans_active', type: 'gauge', labels: [] },
+  { name: 'svc_bans_rejected_total', type: 'counter', labels: [] },
 ];
 
 /** Runtime and process metrics (spec §6.5's `go_*` and `process_*`; Node's are `nodejs_*`). */
