@@ -53,7 +53,7 @@ try {
   const targets: WrkTarget[] = [];
   for (const [i, variant] of variants.entries()) {
     const port = ORIGIN_PORT + 1 + i;
-    const config = await writeBenchSvcConfig(join(dir, `svc-${port}.yaml`), { port, adminPort: port + 1000, originPort: ORIGIN_PORT, extra: ['hot_max_bytes: 268435456'] });
+    const config = await writeBenchSvcConfig(join(dir, `svc-${port}.yaml`), { port, adminPort: 19_300 + i * 10, originPort: ORIGIN_PORT, extra: ['hot_max_bytes: 268435456'] });
     const args = variant.workers ? [SVC_WORKERS, config, String(variant.workers.count), variant.workers.distribution] : [SVC_CLI, 'serve', '--config', config];
     const server = startProcess(process.execPath, args, variant.env);
     servers.push(server);
