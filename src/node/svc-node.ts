@@ -45,6 +45,8 @@ import { buildRouting } from './routing.js';
 import { ConfigReloader, type ReloadOutcome, type ReloadStep } from './reload/config-reloader.js';
 import { registerNodeReloadSteps } from './reload/node-reload-steps.js';
 import { createFileReload } from './reload/reload-from-file.js';
+import { DataPlaneWorkers, type DataPlaneWorkersOptions } from './workers/data-plane-workers.js';
+import { workerCount } from './workers/worker-count.js';
 
 export interface StartNodeOptions {
   config: Config;
@@ -58,6 +60,13 @@ export interface StartNodeOptions {
   configFile?: string;
   /** Reload steps of the caller's own parts (`svc serve` owns the log format). */
   reloadSteps?: readonly ReloadStep[];
+  /**
+   * Several data-plane workers serve the data plane instead of this process, which keeps the admin
+   * API, readiness and the cluster member (`svc serve` with `workers` > 1; src/node/workers/).
+   */
+  workers?: DataPlaneWorkersOptions;
+  /** `worker`: one of those workers: no admin listener, cluster member or CDN, its share of the hot tier. */
+  role?: 'worker';
 }
 
 export interface SvcNode {
@@ -144,6 +153,8 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
 
 async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<SvcNode> {
   const { config, logger } = options;
+  const isWorker = options.role === 'worker';
+  const workers = options.workers ? new DataPlaneWorkers(options.workers, logger) : undefined;
   let current = config;
   const env = options.env ?? process.env;
   const problems = await checkStartup(config, env);
@@ -158,7 +169,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   if (config.warm) readiness.expect('warm_store_indexed', 'the warm tier is being indexed');
 
   const adminToken = resolveAdminToken(env, config.admin.token);
-  if (adminToken.source === 'generated') {
+  if (adminToken.source === 'generated' && !isWorker) {
     // Spec §5.2: with no token configured, the generated one is logged once so an operator can use it.
     logger.warn({ admin_token: adminToken.value }, 'no admin token configured: generated one for this run');
   }
@@ -168,7 +179,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     draining ??= (async () => {
       readiness.markDraining();
       logger.info({ in_flight: inFlight.size }, 'draining');
-      const idle = await inFlight.idle(DRAIN_TIMEOUT_MS);
+      const [idle] = await Promise.all([inFlight.idle(DRAIN_TIMEOUT_MS), workers?.drain()]);
       readiness.markDrained();
       logger.info({ timed_out: !idle }, 'drained');
     })();
@@ -179,16 +190,30 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   for (const step of options.reloadSteps ?? []) reloader.register(step);
   let markStarted = (): void => undefined;
   const started = new Promise<void>((resolve) => (markStarted = resolve));
-  const reload =
+  const fileReload =
     options.configFile === undefined
       ? undefined
       : createFileReload({ file: options.configFile, env, reloader, logger, registry: metrics.registry, started, current: () => current, replace: (next) => (current = next) });
 
+  // With workers, a reload answers once every worker applied it too.
+  const reload =
+    fileReload && workers
+      ? async (): Promise<ReloadOutcome> => {
+          const outcome = await fileReload();
+          if (outcome.status === 'reloaded') await workers.reload();
+          return outcome;
+        }
+      : fileReload;
+
   const router = new AdminRouter();
-  mountHealthRoutes(router, { readiness, metrics, drain });
-  const adminServer = createAdminServer(router, logger);
-  const adminUrl = await listen(adminServer, 'admin', config.admin.listen);
-  teardown.add(() => close(adminServer));
+  const exposition = workers ? { exposition: () => workers.exposition(metrics.registry) } : metrics;
+  mountHealthRoutes(router, { readiness, metrics: exposition, drain });
+  let adminUrl = '';
+  if (!isWorker) {
+    const adminServer = createAdminServer(router, logger);
+    adminUrl = await listen(adminServer, 'admin', config.admin.listen);
+    teardown.add(() => close(adminServer));
+  }
 
   let warm: WarmStore | undefined;
   if (config.warm) {
@@ -200,7 +225,9 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     readiness.set('warm_store_indexed', true, `${report.entryCount} entries indexed`);
   }
   // Evictions from the hot tier are demoted to the warm one (when the write-through copy is missing).
-  const hot = createHotStore({ maxBytes: config.hot_max_bytes, onEvict: (entry) => cache.demote(entry) });
+  // A worker holds its share of the hot tier: the node's memory bound stays hot_max_bytes.
+  const hotShare = (bytes: number): number => (isWorker ? Math.max(1, Math.floor(bytes / workerCount(config))) : bytes);
+  const hot = createHotStore({ maxBytes: hotShare(config.hot_max_bytes), onEvict: (entry) => cache.demote(entry) });
   const cache = new TieredCache(hot, warm);
   metrics.bindStores(hot, warm);
 
@@ -210,9 +237,12 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   const invalidator = createInvalidator({ cache, logger, now, dataDir: invalidationDir });
   await readiness.phase('log_replay', () => invalidator.start());
   teardown.add(() => invalidator.stop());
+  // With workers, an invalidation is applied in every one of them before it is answered.
+  const nodeInvalidator = workers ? workers.invalidator(invalidator) : invalidator;
   // CDN purges not yet confirmed are kept beside the invalidation journal, and sent again at start.
   const cdnConfig = config.cdn;
-  const cdn = cdnConfig
+  const cdn =
+    cdnConfig && !isWorker
     ? await readiness.phase('log_replay', () =>
         CdnPropagator.start({
           config: cdnConfig,
@@ -228,13 +258,14 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   if (cdn) teardown.add(() => cdn.stop());
 
   let dataUrl = '';
-  const cluster: ClusterNode | undefined = config.cluster
+  const cluster: ClusterNode | undefined =
+    config.cluster && !isWorker
     ? await ClusterNode.create({
         config: { ...config, cluster: config.cluster },
         logger,
         metrics,
         readiness,
-        local: invalidator,
+        local: nodeInvalidator,
         adminAddress: new URL(adminUrl).host,
         dataPlaneUrl: () => dataUrl,
         freshEntry: (key, requestHeaders): CacheEntry | undefined => cacheFlow.freshEntry(key, requestHeaders),
@@ -244,7 +275,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   mountClusterRoutes(router, () => cluster?.peers() ?? []);
   // In a cluster, the admin API's invalidations go to the other nodes too; with a CDN, to the CDN
   // as well, from this node only (peers apply what they receive without forwarding it).
-  const adminInvalidator = cluster?.invalidator ?? invalidator;
+  const adminInvalidator = cluster?.invalidator ?? nodeInvalidator;
   const sessions = new DashboardSessions({ adminToken: () => adminToken.value, now });
   mountV1Routes(router, {
     sessions,
@@ -253,9 +284,9 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     cdnStatus: cdn ? () => cdn.status() : undefined,
     adminToken,
     config: () => current,
-    stats: (url) => ({
+    stats: async (url) => ({
       tiers: {
-        hot: { entries: hot.entryCount, bytes: hot.byteCount, max_bytes: current.hot_max_bytes },
+        hot: { ...(workers ? await workers.hotTier() : { entries: hot.entryCount, bytes: hot.byteCount }), max_bytes: current.hot_max_bytes },
         warm: warm && config.warm ? { entries: warm.entryCount, bytes: warm.byteCount, max_bytes: config.warm.max_bytes } : null,
       },
       ring: cluster?.ringStats(url) ?? null,
@@ -325,11 +356,16 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     smugglingRejected: metrics.smugglingRejected,
   };
   poolsInUse = () => dataPlane.pools;
-  registerNodeReloadSteps(reloader, { logger, env, hot, cacheFlow, refresher, dataPlane, routing, adminToken, accessLog });
-  const dataServer = createDataPlaneServer(dataPlane);
-  dataUrl = await listen(dataServer, 'data-plane', config.listen);
-  teardown.add(() => close(dataServer));
-  readiness.set('data_listener_bound', true, `listening on ${dataUrl}`);
+  registerNodeReloadSteps(reloader, { logger, env, hot: { resize: (bytes) => hot.resize(hotShare(bytes)) }, cacheFlow, refresher, dataPlane, routing, adminToken, accessLog });
+  if (workers) {
+    dataUrl = await workers.start();
+    teardown.add(() => workers.stop());
+  } else {
+    const dataServer = createDataPlaneServer(dataPlane);
+    dataUrl = await listen(dataServer, 'data-plane', config.listen);
+    teardown.add(() => close(dataServer));
+  }
+  readiness.set('data_listener_bound', true, `listening on ${dataUrl}${workers ? ` (${options.workers!.workers} workers)` : ''}`);
   // Joined last: peers may send fetches as soon as they know this node, and the data plane answers them.
   if (cluster) {
     teardown.add(() => cluster.stop());

@@ -17,7 +17,8 @@ import { ReloadRefusedError, type ConfigReloader } from './config-reloader.js';
 export interface ReloadableParts {
   logger: Logger;
   env: NodeJS.ProcessEnv;
-  hot: HotStore;
+  /** The hot tier's bound; a data-plane worker resizes its share. */
+  hot: Pick<HotStore, 'resize'>;
   cacheFlow: CacheFlow;
   refresher: BackgroundRefresher | undefined;
   /** The data plane reads `routes` and `pools` from here on every request. */
@@ -36,6 +37,7 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
   reloader.restartOnly('cluster', 'the node joins the cluster with its identity, transport and mode at startup (a mode change restarts the whole cluster, spec §1.4)');
   reloader.restartOnly('hop_limit', 'peer fetch is set up when the node joins the cluster');
   reloader.restartOnly('tracing', 'tracing is set up at startup');
+  reloader.restartOnly('workers', 'the data-plane workers are forked at startup');
 
   let routing = parts.routing;
   reloader.register({

@@ -15,9 +15,15 @@ export const METRICS_CALL = 'metrics';
 /** A scrape should not hang on a worker that is busy or stuck: it is left out of that one. */
 const SCRAPE_TIMEOUT_MS = 2_000;
 
-/** In a worker: answers the primary's metrics calls with `registry`'s figures. */
+/**
+ * What the primary alone says of the node: its startup phases and readiness, and its configuration
+ * reloads (a reload reaches every worker, but is one reload). A worker's copy would count it again.
+ */
+const PRIMARY_OWNED = /^svc_(startup_|config_reloads_total$)/;
+
+/** In a worker: answers the primary's metrics calls with `registry`'s figures, less what the primary owns. */
 export function answerMetricsCalls(channel: PrimaryChannel, registry: Registry): void {
-  channel.handle(METRICS_CALL, () => registry.getMetricsAsJSON());
+  channel.handle(METRICS_CALL, async () => (await registry.getMetricsAsJSON()).filter((metric) => !PRIMARY_OWNED.test(metric.name)));
 }
 
 export interface Exposition {
