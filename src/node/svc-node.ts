@@ -240,9 +240,10 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   // With workers, an invalidation is applied in every one of them before it is answered.
   const nodeInvalidator = workers ? workers.invalidator(invalidator) : invalidator;
   // CDN purges not yet confirmed are kept beside the invalidation journal, and sent again at start.
-  const cdnConfig = config.cdn;
-  const cdn =
-    cdnConfig && !isWorker
+  // A data-plane worker has neither: its primary propagates and holds the cluster member.
+  const cdnConfig = isWorker ? undefined : config.cdn;
+  const clusterConfig = isWorker ? undefined : config.cluster;
+  const cdn = cdnConfig
     ? await readiness.phase('log_replay', () =>
         CdnPropagator.start({
           config: cdnConfig,
@@ -258,10 +259,9 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   if (cdn) teardown.add(() => cdn.stop());
 
   let dataUrl = '';
-  const cluster: ClusterNode | undefined =
-    config.cluster && !isWorker
+  const cluster: ClusterNode | undefined = clusterConfig
     ? await ClusterNode.create({
-        config: { ...config, cluster: config.cluster },
+        config: { ...config, cluster: clusterConfig },
         logger,
         metrics,
         readiness,
@@ -277,6 +277,13 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   // as well, from this node only (peers apply what they receive without forwarding it).
   const adminInvalidator = cluster?.invalidator ?? nodeInvalidator;
   const sessions = new DashboardSessions({ adminToken: () => adminToken.value, now });
+  const ownCacheCheck = createCacheCheck({
+    cache,
+    now,
+    isInvalidated: (entry) => invalidator.isInvalidated(entry),
+    matchingBans: (entry) => invalidator.matchingBans(entry),
+    ownerOf: (key) => cluster?.ownerOf(key) ?? null,
+  });
   mountV1Routes(router, {
     sessions,
     now,
@@ -291,19 +298,13 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
       },
       ring: cluster?.ringStats(url) ?? null,
     }),
-    cacheCheck: createCacheCheck({
-      cache,
-      now,
-      isInvalidated: (entry) => invalidator.isInvalidated(entry),
-      matchingBans: (entry) => invalidator.matchingBans(entry),
-      ownerOf: (key) => cluster?.ownerOf(key) ?? null,
-    }),
+    cacheCheck: (url) => (workers ? workers.cacheCheck(url, ownCacheCheck) : ownCacheCheck(url)),
     pprofEnabled: config.admin.pprof_enabled,
   });
   mountDashboardRoutes(router, {
     sessions,
     adminToken,
-    registry: metrics.registry,
+    registry: workers ? workers.metricsSource(metrics.registry) : metrics.registry,
     capacities: () => ({ hotMaxBytes: current.hot_max_bytes, warmMaxBytes: config.warm?.max_bytes }),
     nodeName: config.cluster?.node_name,
   });
@@ -371,7 +372,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     teardown.add(() => cluster.stop());
     await cluster.start();
   }
-  logger.info({ data: dataUrl, admin: adminUrl }, 'svc is serving');
+  logger.info(isWorker ? { data: dataUrl } : { data: dataUrl, admin: adminUrl }, 'svc is serving');
   markStarted();
 
   return {

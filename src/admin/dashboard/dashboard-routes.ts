@@ -52,8 +52,8 @@ export interface DashboardRouteDeps {
   sessions: DashboardSessions;
   /** The admin token, read at each login so that a reloaded token applies at once. */
   adminToken: { readonly value: string };
-  /** The node's metrics registry, for the Overview. */
-  registry: Registry;
+  /** The node's metrics registry (with workers, every worker's added up), for the Overview. */
+  registry: Pick<Registry, 'getMetricsAsJSON'>;
   /** Read at each summary: a reload may change the hot tier's capacity. */
   capacities: () => TierCapacities;
   /** The cluster node name; undefined for a node that runs alone. */

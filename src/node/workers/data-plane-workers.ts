@@ -8,11 +8,12 @@
 import { fileURLToPath } from 'node:url';
 import type { Registry } from 'prom-client';
 import type { Invalidator } from '../../invalidation/invalidator.js';
+import type { CacheCheckResponse } from '../../api/responses.js';
 import type { Logger } from '../../observe/logger.js';
 import type { LineSink } from './line-relay.js';
-import { DESCRIBE_CALL, DRAIN_CALL, HOT_TIER_CALL, RELOAD_CALL, type HotTierFigures } from './worker-answers.js';
+import { CACHE_CHECK_CALL, DESCRIBE_CALL, DRAIN_CALL, HOT_TIER_CALL, RELOAD_CALL, type HotTierFigures } from './worker-answers.js';
 import { WorkersInvalidator } from './worker-invalidation.js';
-import { aggregatedExposition, type Exposition } from './worker-metrics.js';
+import { aggregatedExposition, aggregatedRegistry, type Exposition } from './worker-metrics.js';
 import { WorkerSupervisor } from './worker-supervisor.js';
 
 export interface DataPlaneWorkersOptions {
@@ -59,6 +60,25 @@ export class DataPlaneWorkers {
   exposition(own: Registry): Promise<Exposition> {
     const calls = this.#supervisor?.calls;
     return calls === undefined ? own.metrics().then((body) => ({ contentType: own.contentType, body, missingWorkers: 0 })) : aggregatedExposition(calls, own);
+  }
+
+  /** The figures of `/metrics` as prom-client's JSON, for the dashboard. */
+  metricsSource(own: Registry): Pick<Registry, 'getMetricsAsJSON'> {
+    return {
+      getMetricsAsJSON: async () => {
+        const calls = this.#supervisor?.calls;
+        return calls === undefined ? own.getMetricsAsJSON() : (await aggregatedRegistry(calls, own)).registry.getMetricsAsJSON();
+      },
+    };
+  }
+
+  /**
+   * `/v1/debug/cachecheck`: each worker holds its own copy, if any. The answer is that of a worker that
+   * would serve the URL as a hit, else of one that holds variants of it, else `fallback`'s.
+   */
+  async cacheCheck(url: string, fallback: (url: string) => CacheCheckResponse | Promise<CacheCheckResponse>): Promise<CacheCheckResponse> {
+    const answers = (await this.#supervisor?.calls.call<CacheCheckResponse>(CACHE_CHECK_CALL, url, { onFailure: 'report' }))?.answers ?? [];
+    return answers.find((answer) => answer.hit) ?? answers.find((answer) => answer.variants.length > 0) ?? fallback(url);
   }
 
   /** The hot tiers of every worker, added up. */

@@ -1,6 +1,7 @@
 // A data-plane worker's answers to its primary: what the primary asks every worker once the worker's
 // node is built (calls sent before are held by the channel until then, see primary-channel.ts).
 import type { SvcNode } from '../svc-node.js';
+import { createCacheCheck } from '../cache-check.js';
 import type { PrimaryChannel } from './primary-channel.js';
 import { answerInvalidationCalls } from './worker-invalidation.js';
 import { answerMetricsCalls } from './worker-metrics.js';
@@ -13,6 +14,8 @@ export const HOT_TIER_CALL = 'hot-tier';
 export const DRAIN_CALL = 'drain';
 /** Read the configuration file again and apply it, as the primary just did. */
 export const RELOAD_CALL = 'reload';
+/** What this worker holds for a URL (`/v1/debug/cachecheck`). */
+export const CACHE_CHECK_CALL = 'cache-check';
 
 export interface HotTierFigures {
   entries: number;
@@ -26,4 +29,14 @@ export function answerPrimaryCalls(channel: PrimaryChannel, node: SvcNode): void
   channel.handle(HOT_TIER_CALL, (): HotTierFigures => ({ entries: node.cache.hot.entryCount, bytes: node.cache.hot.byteCount }));
   channel.handle(DRAIN_CALL, () => node.drain());
   channel.handle(RELOAD_CALL, () => node.reload());
+  // A worker has no cluster member: which node owns a key is the primary's to say (strong mode, which
+  // several workers do not run yet).
+  const cacheCheck = createCacheCheck({
+    cache: node.cache,
+    now: Date.now,
+    isInvalidated: (entry) => node.invalidator.isInvalidated(entry),
+    matchingBans: (entry) => node.invalidator.matchingBans(entry),
+    ownerOf: () => null,
+  });
+  channel.handle(CACHE_CHECK_CALL, (url) => cacheCheck(url as string));
 }

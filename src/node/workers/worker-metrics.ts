@@ -33,10 +33,15 @@ export interface Exposition {
   missingWorkers: number;
 }
 
-/** In the primary: the primary's own registry (if any) and every worker's, added up. */
-export async function aggregatedExposition(calls: WorkerCalls, own?: Registry): Promise<Exposition> {
+/** In the primary: the primary's own registry (if any) and every worker's, added up in one registry. */
+export async function aggregatedRegistry(calls: WorkerCalls, own?: Registry): Promise<{ registry: Registry; missingWorkers: number }> {
   const outcome = await calls.call<object[]>(METRICS_CALL, null, { onFailure: 'report', timeoutMs: SCRAPE_TIMEOUT_MS });
   const figures = own === undefined ? outcome.answers : [await own.getMetricsAsJSON(), ...outcome.answers];
-  const registry = AggregatorRegistry.aggregate(figures);
-  return { contentType: registry.contentType, body: await registry.metrics(), missingWorkers: outcome.gone + outcome.failed.length };
+  return { registry: AggregatorRegistry.aggregate(figures), missingWorkers: outcome.gone + outcome.failed.length };
+}
+
+/** In the primary: the text of `/metrics`, every worker's figures added up. */
+export async function aggregatedExposition(calls: WorkerCalls, own?: Registry): Promise<Exposition> {
+  const { registry, missingWorkers } = await aggregatedRegistry(calls, own);
+  return { contentType: registry.contentType, body: await registry.metrics(), missingWorkers };
 }

@@ -114,6 +114,8 @@ describe('svc serve with two data-plane workers', () => {
     await untilBothWorkersHold('/both');
     const detail = JSON.parse((await fetchRaw(`${adminUrl}/readyz?detail=1`)).body) as { conditions: { name: string; reason: string }[] };
     assert.match(detail.conditions.find((condition) => condition.name === 'data_listener_bound')!.reason, /\(2 workers\)$/);
+    const check = JSON.parse((await fetchRaw(`${adminUrl}/v1/debug/cachecheck?url=${encodeURIComponent(`${dataUrl}/both`)}`, { headers: AUTH })).body) as { hit: boolean; source: string };
+    assert.deepEqual([check.hit, check.source], [true, 'hot'], 'the cache check looks into the workers');
   });
 
   test('a purge answered by the admin API has been applied in every worker: no answer after it is one fetched before', async () => {
