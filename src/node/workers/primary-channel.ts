@@ -47,6 +47,11 @@ export class PrimaryChannel {
     this.#stop = stop;
   }
 
+  /** Tells the primary why this worker could not start (it exits next): the primary's start fails with it. */
+  reportFailed(message: string): void {
+    process.send?.({ svc: 'failed', message });
+  }
+
   /** Tells the primary that this worker serves. */
   reportReady(): void {
     process.send?.({ svc: 'ready' });

@@ -27,6 +27,7 @@ try {
   channel.reportReady();
 } catch (error) {
   logger.fatal({ err: error, worker: process.env[WORKER_SLOT_VARIABLE] }, 'data-plane worker could not start');
+  channel.reportFailed(error instanceof Error ? error.message : String(error));
   // The primary sees the exit: a first start fails as a whole, a restart is tried again later.
   output.flush(() => process.exit(1));
 }

@@ -23,15 +23,21 @@ export interface ReadyMessage {
   readonly svc: 'ready';
 }
 
+/** Worker → primary: the worker could not start, and says why (`message`, one sentence); it exits. */
+export interface FailedMessage {
+  readonly svc: 'failed';
+  readonly message: string;
+}
+
 /** Primary → worker: stop taking work, close, and exit. */
 export interface StopMessage {
   readonly svc: 'stop';
 }
 
-export type WorkerMessage = CallMessage | ReplyMessage | ReadyMessage | StopMessage;
+export type WorkerMessage = CallMessage | ReplyMessage | ReadyMessage | FailedMessage | StopMessage;
 
 export function isWorkerMessage(message: unknown): message is WorkerMessage {
   if (typeof message !== 'object' || message === null) return false;
   const svc = (message as { svc?: unknown }).svc;
-  return svc === 'call' || svc === 'reply' || svc === 'ready' || svc === 'stop';
+  return svc === 'call' || svc === 'reply' || svc === 'ready' || svc === 'failed' || svc === 'stop';
 }

@@ -144,6 +144,7 @@ export class WorkerSupervisor {
     if (worker.process.stderr) relayLines(worker.process.stderr, this.#options.errorOutput ?? stderrSink);
     worker.on('message', (message: unknown) => {
       if (isWorkerMessage(message) && message.svc === 'ready') this.#ready(slot, worker);
+      else if (isWorkerMessage(message) && message.svc === 'failed') this.#failed(slot, worker, message.message);
       else this.calls.workerMessage(worker.id, message);
     });
     // 'exit' comes once per worker, however it ended; an 'error' (a failed send) is followed by it.
@@ -158,6 +159,11 @@ export class WorkerSupervisor {
       this.#firstStart.resolve();
       this.#firstStart = undefined;
     }
+  }
+
+  /** A worker that cannot start on the first start fails it with its reason (a port in use, say). */
+  #failed(slot: Slot, worker: Worker, message: string): void {
+    if (slot.worker === worker && this.#firstStart !== undefined) this.#failStart(new Error(message));
   }
 
   #exited(slot: Slot, worker: Worker, code: number | null, signal: NodeJS.Signals | null): void {

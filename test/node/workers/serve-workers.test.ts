@@ -7,6 +7,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -166,4 +167,26 @@ describe('svc serve with two data-plane workers', () => {
     assert.equal(lines.length, requests);
     for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), `a whole line: ${line}`);
   });
+});
+
+test('svc serve with two workers whose port is taken exits 1 with the reason a single process gives', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-workers-'));
+  const [dataPort, adminPort] = [await freePort(), await freePort()];
+  const squatter = createServer();
+  await new Promise<void>((resolve) => squatter.listen(dataPort, '127.0.0.1', resolve));
+  try {
+    const config = join(dir, 'svc.yaml');
+    await writeFile(config, `listen: 127.0.0.1:${dataPort}\nadmin: { listen: "127.0.0.1:${adminPort}" }\nworkers: 2\npools: [{ name: o, upstreams: ["http://127.0.0.1:1"] }]\nroutes: [{ name: all, pool: o }]\n`);
+    const failing = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SVC_ADMIN_TOKEN: TOKEN } });
+    let stderr = '';
+    failing.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const killer = setTimeout(() => failing.kill('SIGKILL'), 30_000);
+    const [code] = (await once(failing, 'exit')) as [number | null];
+    clearTimeout(killer);
+    assert.equal(code, 1, 'svc exits by itself, not killed');
+    assert.deepEqual(stderr.trim().split('\n'), [`svc: the data-plane listener cannot open 127.0.0.1:${dataPort}: address already in use (EADDRINUSE)`]);
+  } finally {
+    await new Promise<void>((resolve) => squatter.close(() => resolve()));
+    await rm(dir, { recursive: true, force: true });
+  }
 });
