@@ -359,14 +359,19 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   poolsInUse = () => dataPlane.pools;
   registerNodeReloadSteps(reloader, { logger, env, hot: { resize: (bytes) => hot.resize(hotShare(bytes)) }, cacheFlow, refresher, dataPlane, routing, adminToken, accessLog });
   if (workers) {
-    dataUrl = await workers.start();
+    const total = options.workers!.workers;
+    // Ready while at least one worker serves; a dead one is forked again meanwhile.
+    const serving = (count: number): void =>
+      readiness.set('data_listener_bound', count > 0, count > 0 ? `listening on ${dataUrl} (${count} of ${total} workers)` : 'no data-plane worker serves: forking them again');
+    dataUrl = await workers.start(serving);
     teardown.add(() => workers.stop());
+    serving(total);
   } else {
     const dataServer = createDataPlaneServer(dataPlane);
     dataUrl = await listen(dataServer, 'data-plane', config.listen);
     teardown.add(() => close(dataServer));
+    readiness.set('data_listener_bound', true, `listening on ${dataUrl}`);
   }
-  readiness.set('data_listener_bound', true, `listening on ${dataUrl}${workers ? ` (${options.workers!.workers} workers)` : ''}`);
   // Joined last: peers may send fetches as soon as they know this node, and the data plane answers them.
   if (cluster) {
     teardown.add(() => cluster.stop());

@@ -39,12 +39,15 @@ export class DataPlaneWorkers {
     private readonly logger: Logger,
   ) {}
 
-  /** Forks the workers and resolves with the data-plane URL once every one serves. */
-  async start(): Promise<string> {
+  /**
+   * Forks the workers and resolves with the data-plane URL once every one serves. `onServingChange`
+   * hears how many serve whenever one dies or is back: the node is ready while at least one does.
+   */
+  async start(onServingChange: (serving: number) => void): Promise<string> {
     const { workers, configFile, output } = this.options;
     // The kernel hands out connections: measured 1.39x one process with 2 workers, the primary's
     // round robin 1.10x (bench/listen-mechanisms.ts, docs/decisions.md).
-    this.#supervisor = await WorkerSupervisor.start({ workers, exec: WORKER_MAIN, args: [configFile], output, logger: this.logger, distribution: 'os' });
+    this.#supervisor = await WorkerSupervisor.start({ workers, exec: WORKER_MAIN, args: [configFile], output, logger: this.logger, distribution: 'os', onServingChange });
     const described = await this.#supervisor.calls.call<string>(DESCRIBE_CALL, null, { onFailure: 'report' });
     const dataUrl = described.answers[0];
     if (dataUrl === undefined) throw new Error('no data-plane worker said where it listens');

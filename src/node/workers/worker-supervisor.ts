@@ -39,6 +39,8 @@ export interface WorkerSupervisorOptions {
   stopTimeoutMs?: number;
   /** How long the first start of every worker may take. */
   startTimeoutMs?: number;
+  /** Told the number of workers that serve whenever it changes after the first start. */
+  onServingChange?: (serving: number) => void;
 }
 
 /** As long as a drain may take (the node's DRAIN_TIMEOUT_MS), with a margin to close. */
@@ -158,7 +160,7 @@ export class WorkerSupervisor {
     if (this.#firstStart !== undefined && this.#slots.every((each) => each.ready)) {
       this.#firstStart.resolve();
       this.#firstStart = undefined;
-    }
+    } else if (this.#firstStart === undefined) this.#options.onServingChange?.(this.readyCount);
   }
 
   /** A worker that cannot start on the first start fails it with its reason (a port in use, say). */
@@ -183,6 +185,7 @@ export class WorkerSupervisor {
     slot.quickDeaths = quickDeathsAfter(slot.quickDeaths, Date.now() - slot.startedMs, backoff);
     const delayMs = restartDelayMs(slot.quickDeaths, backoff);
     logger.error({ ...exit, restart_in_ms: delayMs, ready_workers: this.readyCount }, 'data-plane worker exited: forking it again');
+    if (wasReady) this.#options.onServingChange?.(this.readyCount);
     this.#restarts += 1;
     slot.restart = setTimeout(() => this.#fork(slot), delayMs);
   }

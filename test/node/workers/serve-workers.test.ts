@@ -114,7 +114,7 @@ describe('svc serve with two data-plane workers', () => {
     assert.equal((await workerPids()).length, 2);
     await untilBothWorkersHold('/both');
     const detail = JSON.parse((await fetchRaw(`${adminUrl}/readyz?detail=1`)).body) as { conditions: { name: string; reason: string }[] };
-    assert.match(detail.conditions.find((condition) => condition.name === 'data_listener_bound')!.reason, /\(2 workers\)$/);
+    assert.match(detail.conditions.find((condition) => condition.name === 'data_listener_bound')!.reason, /\(2 of 2 workers\)$/);
     const check = JSON.parse((await fetchRaw(`${adminUrl}/v1/debug/cachecheck?url=${encodeURIComponent(`${dataUrl}/both`)}`, { headers: AUTH })).body) as { hit: boolean; source: string };
     assert.deepEqual([check.hit, check.source], [true, 'hot'], 'the cache check looks into the workers');
   });
@@ -155,6 +155,12 @@ describe('svc serve with two data-plane workers', () => {
       await sleep(50);
     }
     assert.match(stdout, /"signal":"SIGKILL".*"msg":"data-plane worker exited: forking it again"/);
+    const reason = async (): Promise<string> =>
+      (JSON.parse((await fetchRaw(`${adminUrl}/readyz?detail=1`)).body) as { conditions: { name: string; reason: string }[] }).conditions.find((condition) => condition.name === 'data_listener_bound')!.reason;
+    for (let i = 0; !(await reason()).endsWith('(2 of 2 workers)'); i++) {
+      if (i === 100) throw new Error(`readiness does not count the new worker: ${await reason()}`);
+      await sleep(50);
+    }
   });
 
   test('the access log lines of every worker reach the output, one line per request, on a clean stop', async () => {
