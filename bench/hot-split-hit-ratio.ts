@@ -13,6 +13,8 @@
 // It prints figures; it asserts nothing.
 import { parseArgs } from 'node:util';
 import { entrySizeBytes, type CacheEntry } from '../src/cache/entry.js';
+import { makeEntry } from '../test/store/entry-fixture.js';
+import { seededRandom } from './support/median-interval.js';
 import { createHotStore, type HotStore } from '../src/store/hot-store.js';
 
 const { values } = parseArgs({
@@ -27,17 +29,6 @@ const requests = Number(values.requests);
 const keyCount = Number(values.keys);
 const exponent = Number(values.s);
 
-/** mulberry32: a small seeded generator, so that every layout replays the same stream. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Key ranks 0..keys-1 drawn with P(rank r) ∝ 1 / (r + 1)^s, by inverse CDF. */
 function zipfStream(count: number, keys: number, s: number, next: () => number): Uint32Array {
@@ -61,28 +52,7 @@ function zipfStream(count: number, keys: number, s: number, next: () => number):
 
 const body = Buffer.alloc(1024, 'x');
 function entryFor(rank: number): CacheEntry {
-  return {
-    key: `https://example.com/asset/${rank}`,
-    variantKey: '',
-    varyNames: [],
-    status: 200,
-    headers: ['content-type', 'application/octet-stream', 'content-length', '1024'],
-    body,
-    requestTimeMs: 0,
-    responseTimeMs: 0,
-    correctedInitialAgeMs: 0,
-    freshnessLifetimeMs: 3_600_000,
-    staleWhileRevalidateMs: 0,
-    staleIfErrorMs: 0,
-    mustRevalidate: false,
-    noCache: false,
-    etag: undefined,
-    lastModified: undefined,
-    tags: [],
-    forcedStale: false,
-    route: 'bench',
-    surrogateControl: undefined,
-  };
+  return makeEntry({ key: `https://example.com/asset/${rank}`, body, headers: ['content-type', 'application/octet-stream', 'content-length', '1024'], route: 'bench' });
 }
 const entrySize = entrySizeBytes(entryFor(keyCount));
 
@@ -98,15 +68,15 @@ function hitRatio(stream: Uint32Array, caches: HotStore[], pick: () => number): 
   return hits / stream.length;
 }
 
-const stream = zipfStream(requests, keyCount, exponent, random(Number(values.seed)));
+const stream = zipfStream(requests, keyCount, exponent, seededRandom(Number(values.seed)));
 console.log(`Zipf s=${exponent}, ${requests.toLocaleString('en-US')} requests over ${keyCount.toLocaleString('en-US')} keys, ${entrySize} B per entry (1 KiB body)`);
 console.log('hot tier holds   1 shared   2 split (half each)   2 x full size (2x memory)   split loses');
 for (const share of [0.01, 0.05, 0.1, 0.25, 0.5]) {
   const maxBytes = Math.floor(share * keyCount) * entrySize;
   const shared = hitRatio(stream, [createHotStore({ maxBytes })], () => 0);
-  const pickWorker = random(7);
+  const pickWorker = seededRandom(7);
   const split = hitRatio(stream, [createHotStore({ maxBytes: maxBytes / 2 }), createHotStore({ maxBytes: maxBytes / 2 })], () => (pickWorker() < 0.5 ? 0 : 1));
-  const pickAgain = random(7);
+  const pickAgain = seededRandom(7);
   const doubled = hitRatio(stream, [createHotStore({ maxBytes }), createHotStore({ maxBytes })], () => (pickAgain() < 0.5 ? 0 : 1));
   const percent = (ratio: number): string => `${(ratio * 100).toFixed(1)}%`.padStart(6);
   console.log(
