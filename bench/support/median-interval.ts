@@ -10,7 +10,7 @@ export function median(values: readonly number[]): number {
 }
 
 /** mulberry32: a small seeded generator, so the same rounds always print the same interval. */
-function seededRandom(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

@@ -89,6 +89,8 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
           `listen: ${new URL(node.dataUrl).host}`,
           `admin: { listen: "${new URL(node.adminUrl).host}", token: ${BENCH_ADMIN_TOKEN} }`,
           `hop_limit: ${options.hopLimit}`,
+          // One process per node (eventual mode would fork one per core): the cluster figures are per node.
+          'workers: 1',
           `pools: [{ name: origin, upstreams: ["${options.originUrl}"], connect_timeout: 1s, response_timeout: 5s }]`,
           'routes: [{ name: all, pool: origin }]',
           `cluster: { mode: ${options.mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", join: [${seeds}] }`,

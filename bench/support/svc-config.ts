@@ -8,6 +8,11 @@ export interface BenchSvcConfig {
   originPort: number;
   /** Further top-level YAML lines (hot_max_bytes, warm…). */
   extra?: string[];
+  /**
+   * The configuration's `workers`; 1 unless a benchmark is about workers, so that the hit-path
+   * figures compare one svc process with one bare Node process, as they always have.
+   */
+  workers?: number;
 }
 
 export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
@@ -18,6 +23,7 @@ export async function writeBenchSvcConfig(path: string, config: BenchSvcConfig):
     [
       `listen: 127.0.0.1:${config.port}`,
       `admin: { listen: "127.0.0.1:${config.adminPort}", token: ${BENCH_ADMIN_TOKEN} }`,
+      `workers: ${config.workers ?? 1}`,
       ...(config.extra ?? []),
       `pools: [{ name: origin, upstreams: ["http://127.0.0.1:${config.originPort}"] }]`,
       'routes: [{ name: bench, match: { path_prefix: / }, pool: origin }]',

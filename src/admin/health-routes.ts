@@ -9,7 +9,8 @@ import { sendJson } from './json-response.js';
 
 export interface HealthRouteDeps {
   readiness: Readiness;
-  metrics: NodeMetrics;
+  /** What `/metrics` serves: the node's registry, or with workers every worker's added up. */
+  metrics: Pick<NodeMetrics, 'exposition'>;
   /** Stops taking new work and resolves once in-flight requests finished (or the drain timed out). */
   drain: () => Promise<void>;
 }

@@ -9,6 +9,7 @@ import { createLogger, LogOutput, type LogFormat } from '../observe/logger.js';
 import { startNode } from '../node/svc-node.js';
 import type { ReloadStep } from '../node/reload/config-reloader.js';
 import { installLastResort } from '../node/last-resort.js';
+import { workerCount } from '../node/workers/worker-count.js';
 import { CliError } from './cli-error.js';
 
 const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
@@ -39,7 +40,15 @@ export const serveCommand = defineCommand({
     const config = await loadConfigFile(args.config);
     const output = new LogOutput(flagFormat ?? config.log.format);
     const logger = createLogger({ destination: output });
-    const node = await startNode({ config, logger, configFile: args.config, reloadSteps: [logFormatStep(output, flagFormat)] });
+    // With several workers this process is their primary; their log lines come out through `output`.
+    const workers = workerCount(config);
+    const node = await startNode({
+      config,
+      logger,
+      configFile: args.config,
+      reloadSteps: [logFormatStep(output, flagFormat)],
+      workers: workers > 1 ? { workers, configFile: args.config, output } : undefined,
+    });
     const removeLastResort = installLastResort({ logger, counter: node.metrics.edge.uncaughtErrors, shutdown: () => node.stop() });
     // The node logs each reload's outcome; a failure is reported there and the node serves on.
     const reload = (): void => {

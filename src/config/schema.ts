@@ -364,6 +364,11 @@ export const configSchema = object({
     integer(1, 'an integer number of bytes greater than 0', 'capacity of the hot (memory) tier in bytes'),
     268_435_456,
   ),
+  /**
+   * Absent: the available parallelism (one data-plane process per core), or 1 when a warm tier or a
+   * strong-mode cluster is configured, which workers do not share yet (src/node/workers/worker-count.ts).
+   */
+  workers: v.optional(integer(1, 'an integer of at least 1', 'data-plane worker processes; 1 serves from the one process')),
   /** 8 MiB: larger bodies would evict many small objects; they are passed through, not stored. */
   max_object_bytes: v.optional(
     integer(1, 'an integer number of bytes greater than 0', 'largest body stored; larger ones pass through'),

@@ -19,6 +19,7 @@
 import { IncomingMessage, OutgoingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
+import { nodeInternalsAllowed } from './node-internals.js';
 
 /** What the slot holds: each field under its lower-case name, as `[name as sent, value]`. */
 export type OutgoingFields = Readonly<Record<string, readonly [string, string]>>;
@@ -50,6 +51,7 @@ function probeHead(slot: symbol): string {
 const PROBE_EXPECTED = 'HTTP/1.1 200 OK\r\nX-Probe: a b\r\nX-Joined: c\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok';
 
 function findSlot(): symbol | undefined {
+  if (!nodeInternalsAllowed()) return undefined;
   const slot = Object.getOwnPropertySymbols(new OutgoingMessage()).find((symbol) => symbol.description === 'kOutHeaders');
   if (slot === undefined) return undefined;
   try {
@@ -59,7 +61,7 @@ function findSlot(): symbol | undefined {
   }
 }
 
-/** The slot, or undefined when this Node does not behave as the probe expects. */
+/** The slot, or undefined when this Node does not behave as the probe expects or SVC_NODE_INTERNALS is off. */
 export const outgoingHeaderSlot: symbol | undefined = findSlot();
 
 /**

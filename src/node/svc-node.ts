@@ -51,6 +51,8 @@ import { buildRouting } from './routing.js';
 import { ConfigReloader, type ReloadOutcome, type ReloadStep } from './reload/config-reloader.js';
 import { registerNodeReloadSteps } from './reload/node-reload-steps.js';
 import { createFileReload } from './reload/reload-from-file.js';
+import { DataPlaneWorkers, type DataPlaneWorkersOptions } from './workers/data-plane-workers.js';
+import { workerCount } from './workers/worker-count.js';
 
 export interface StartNodeOptions {
   config: Config;
@@ -66,6 +68,13 @@ export interface StartNodeOptions {
   reloadSteps?: readonly ReloadStep[];
   /** Tests only: the span export's batching, so a full queue or a failed export is seen quickly. */
   tracingBatch?: Partial<BatchLimits>;
+  /**
+   * Several data-plane workers serve the data plane instead of this process, which keeps the admin
+   * API, readiness and the cluster member (`svc serve` with `workers` > 1; src/node/workers/).
+   */
+  workers?: DataPlaneWorkersOptions;
+  /** `worker`: one of those workers: no admin listener, cluster member or CDN, its share of the hot tier. */
+  role?: 'worker';
 }
 
 export interface SvcNode {
@@ -152,6 +161,8 @@ export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
 
 async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<SvcNode> {
   const { config, logger } = options;
+  const isWorker = options.role === 'worker';
+  const workers = options.workers ? new DataPlaneWorkers(options.workers, logger) : undefined;
   let current = config;
   const env = options.env ?? process.env;
   const problems = await checkStartup(config, env);
@@ -166,7 +177,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   if (config.warm) readiness.expect('warm_store_indexed', 'the warm tier is being indexed');
 
   const adminToken = resolveAdminToken(env, config.admin.token);
-  if (adminToken.source === 'generated') {
+  if (adminToken.source === 'generated' && !isWorker) {
     // Spec §5.2: with no token configured, the generated one is logged once so an operator can use it.
     logger.warn({ admin_token: adminToken.value }, 'no admin token configured: generated one for this run');
   }
@@ -176,7 +187,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     draining ??= (async () => {
       readiness.markDraining();
       logger.info({ in_flight: inFlight.size }, 'draining');
-      const idle = await inFlight.idle(DRAIN_TIMEOUT_MS);
+      const [idle] = await Promise.all([inFlight.idle(DRAIN_TIMEOUT_MS), workers?.drain()]);
       readiness.markDrained();
       logger.info({ timed_out: !idle }, 'drained');
     })();
@@ -187,7 +198,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   for (const step of options.reloadSteps ?? []) reloader.register(step);
   let markStarted = (): void => undefined;
   const started = new Promise<void>((resolve) => (markStarted = resolve));
-  const reload =
+  const fileReload =
     options.configFile === undefined
       ? undefined
       : createFileReload({ file: options.configFile, env, reloader, logger, registry: metrics.registry, started, current: () => current, replace: (next) => (current = next) });
@@ -197,18 +208,32 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     headerTimeoutMs: config.limits.header_timeout,
     keepAliveTimeoutMs: config.limits.keep_alive_timeout,
   };
+  // With workers, a reload answers once every worker applied it too.
+  const reload =
+    fileReload && workers
+      ? async (): Promise<ReloadOutcome> => {
+          const outcome = await fileReload();
+          if (outcome.status === 'reloaded') await workers.reload();
+          return outcome;
+        }
+      : fileReload;
+
   const router = new AdminRouter();
-  mountHealthRoutes(router, { readiness, metrics, drain });
+  const exposition = workers ? { exposition: (openMetrics?: boolean) => workers.exposition(metrics.registry, openMetrics) } : metrics;
+  mountHealthRoutes(router, { readiness, metrics: exposition, drain });
   const adminRejections = createRejectionLog('admin', logger, metrics.edge.rejected);
-  const adminServer = createAdminServer(router, {
-    logger,
-    limits,
-    bodyIdleTimeoutMs: config.limits.body_idle_timeout,
-    rejections: adminRejections,
-    smugglingRejected: metrics.smugglingRejected,
-  });
-  const adminUrl = await listen(adminServer, 'admin', config.admin.listen);
-  teardown.add(() => close(adminServer));
+  let adminUrl = '';
+  if (!isWorker) {
+    const adminServer = createAdminServer(router, {
+      logger,
+      limits,
+      bodyIdleTimeoutMs: config.limits.body_idle_timeout,
+      rejections: adminRejections,
+      smugglingRejected: metrics.smugglingRejected,
+    });
+    adminUrl = await listen(adminServer, 'admin', config.admin.listen);
+    teardown.add(() => close(adminServer));
+  }
 
   let warm: WarmStore | undefined;
   if (config.warm) {
@@ -222,7 +247,9 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     readiness.set('warm_store_indexed', true, `${report.entryCount} entries indexed`);
   }
   // Evictions from the hot tier are demoted to the warm one (when the write-through copy is missing).
-  const hot = createHotStore({ maxBytes: config.hot_max_bytes, onEvict: (entry) => cache.demote(entry) });
+  // A worker holds its share of the hot tier: the node's memory bound stays hot_max_bytes.
+  const hotShare = (bytes: number): number => (isWorker ? Math.max(1, Math.floor(bytes / workerCount(config))) : bytes);
+  const hot = createHotStore({ maxBytes: hotShare(config.hot_max_bytes), onEvict: (entry) => cache.demote(entry) });
   const cache = new TieredCache(hot, warm);
   metrics.bindStores(hot, warm);
 
@@ -233,8 +260,12 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   metrics.bindBans(invalidator);
   await readiness.phase('log_replay', () => invalidator.start());
   teardown.add(() => invalidator.stop());
+  // With workers, an invalidation is applied in every one of them before it is answered.
+  const nodeInvalidator = workers ? workers.invalidator(invalidator) : invalidator;
   // CDN purges not yet confirmed are kept beside the invalidation journal, and sent again at start.
-  const cdnConfig = config.cdn;
+  // A data-plane worker has neither: its primary propagates and holds the cluster member.
+  const cdnConfig = isWorker ? undefined : config.cdn;
+  const clusterConfig = isWorker ? undefined : config.cluster;
   const cdn = cdnConfig
     ? await readiness.phase('log_replay', () =>
         CdnPropagator.start({
@@ -251,13 +282,13 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   if (cdn) teardown.add(() => cdn.stop());
 
   let dataUrl = '';
-  const cluster: ClusterNode | undefined = config.cluster
+  const cluster: ClusterNode | undefined = clusterConfig
     ? await ClusterNode.create({
-        config: { ...config, cluster: config.cluster },
+        config: { ...config, cluster: clusterConfig },
         logger,
         metrics,
         readiness,
-        local: invalidator,
+        local: nodeInvalidator,
         adminAddress: new URL(adminUrl).host,
         dataPlaneUrl: () => dataUrl,
         freshEntry: (key, requestHeaders): CacheEntry | undefined => cacheFlow.freshEntry(key, requestHeaders),
@@ -267,7 +298,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   mountClusterRoutes(router, () => cluster?.peers() ?? []);
   // In a cluster, the admin API's invalidations go to the other nodes too; with a CDN, to the CDN
   // as well, from this node only (peers apply what they receive without forwarding it).
-  const adminInvalidator = cluster?.invalidator ?? invalidator;
+  const adminInvalidator = cluster?.invalidator ?? nodeInvalidator;
   const sessions = new DashboardSessions({ adminToken: () => adminToken.value, now });
   // One wrong-token limit for every way a token is presented: the API, the reload and the dashboard's login.
   const authGuard: AuthFailureGuard = {
@@ -276,6 +307,13 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     logger,
     rejections: adminRejections,
   };
+  const ownCacheCheck = createCacheCheck({
+    cache,
+    now,
+    isInvalidated: (entry) => invalidator.isInvalidated(entry),
+    matchingBans: (entry) => invalidator.matchingBans(entry),
+    ownerOf: (key) => cluster?.ownerOf(key) ?? null,
+  });
   mountV1Routes(router, {
     sessions,
     now,
@@ -284,20 +322,14 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     cdnStatus: cdn ? () => cdn.status() : undefined,
     adminToken,
     config: () => current,
-    stats: (url) => ({
+    stats: async (url) => ({
       tiers: {
-        hot: { entries: hot.entryCount, bytes: hot.byteCount, max_bytes: current.hot_max_bytes },
+        hot: { ...(workers ? await workers.hotTier() : { entries: hot.entryCount, bytes: hot.byteCount }), max_bytes: current.hot_max_bytes },
         warm: warm && config.warm ? { entries: warm.entryCount, bytes: warm.byteCount, max_bytes: config.warm.max_bytes } : null,
       },
       ring: cluster?.ringStats(url) ?? null,
     }),
-    cacheCheck: createCacheCheck({
-      cache,
-      now,
-      isInvalidated: (entry) => invalidator.isInvalidated(entry),
-      matchingBans: (entry) => invalidator.matchingBans(entry),
-      ownerOf: (key) => cluster?.ownerOf(key) ?? null,
-    }),
+    cacheCheck: (url) => (workers ? workers.cacheCheck(url, ownCacheCheck) : ownCacheCheck(url)),
     pprofEnabled: config.admin.pprof_enabled,
     authGuard,
   });
@@ -305,7 +337,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     sessions,
     adminToken,
     authGuard,
-    registry: metrics.registry,
+    registry: workers ? workers.metricsSource(metrics.registry) : metrics.registry,
     capacities: () => ({ hotMaxBytes: current.hot_max_bytes, warmMaxBytes: config.warm?.max_bytes }),
     nodeName: config.cluster?.node_name,
   });
@@ -372,17 +404,27 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     trustedProxies: new TrustedProxies(config.trusted_proxies),
   };
   poolsInUse = () => dataPlane.pools;
-  registerNodeReloadSteps(reloader, { logger, env, hot, cacheFlow, refresher, dataPlane, routing, adminToken, accessLog, invalidator });
-  const dataServer = createDataPlaneServer(dataPlane);
-  dataUrl = await listen(dataServer, 'data-plane', config.listen);
-  teardown.add(() => close(dataServer));
-  readiness.set('data_listener_bound', true, `listening on ${dataUrl}`);
+  registerNodeReloadSteps(reloader, { logger, env, hot: { resize: (bytes) => hot.resize(hotShare(bytes)) }, cacheFlow, refresher, dataPlane, routing, adminToken, accessLog, invalidator });
+  if (workers) {
+    const total = options.workers!.workers;
+    // Ready while at least one worker serves; a dead one is forked again meanwhile.
+    const serving = (count: number): void =>
+      readiness.set('data_listener_bound', count > 0, count > 0 ? `listening on ${dataUrl} (${count} of ${total} workers)` : 'no data-plane worker serves: forking them again');
+    dataUrl = await workers.start(serving);
+    teardown.add(() => workers.stop());
+    serving(total);
+  } else {
+    const dataServer = createDataPlaneServer(dataPlane);
+    dataUrl = await listen(dataServer, 'data-plane', config.listen);
+    teardown.add(() => close(dataServer));
+    readiness.set('data_listener_bound', true, `listening on ${dataUrl}`);
+  }
   // Joined last: peers may send fetches as soon as they know this node, and the data plane answers them.
   if (cluster) {
     teardown.add(() => cluster.stop());
     await cluster.start();
   }
-  logger.info({ data: dataUrl, admin: adminUrl }, 'svc is serving');
+  logger.info(isWorker ? { data: dataUrl } : { data: dataUrl, admin: adminUrl }, 'svc is serving');
   markStarted();
 
   return {

@@ -11,14 +11,17 @@
 // bench's 1 KiB HIT after 20 s idle: 24k req/s instead of 32k for a bare `http` server, and svc the
 // same. One live tick object keeps its map chain, and so the recorded maps, alive.
 import { executionAsyncResource } from 'node:async_hooks';
+import { nodeInternalsAllowed } from './node-internals.js';
 
 let kept: object | undefined;
 
 /**
  * Pins the shape of nextTick objects (idempotent). Resolves with the object kept: inside a nextTick
- * callback the execution resource is the tick object itself.
+ * callback the execution resource is the tick object itself. With SVC_NODE_INTERNALS off nothing is
+ * kept and it resolves with undefined.
  */
-export function pinTickObjectShape(): Promise<object> {
+export function pinTickObjectShape(): Promise<object | undefined> {
+  if (!nodeInternalsAllowed()) return Promise.resolve(undefined);
   if (kept !== undefined) return Promise.resolve(kept);
   return new Promise((resolve) => {
     process.nextTick(() => {

@@ -130,5 +130,12 @@ export function writeStoredHead(response: ServerResponse, status: number, stored
     response.writeHead(status);
     return;
   }
-  response.writeHead(status, fieldsWithAge(stored, age, cacheResult));
+  try {
+    response.writeHead(status, fieldsWithAge(stored, age, cacheResult));
+  } catch (error) {
+    // Node sets the reason phrase before it checks the fields: cleared, the 500 written next says
+    // "Internal Server Error", not this status's "OK".
+    response.statusMessage = '';
+    throw error;
+  }
 }

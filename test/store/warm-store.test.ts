@@ -12,7 +12,7 @@ import { StoreError } from '../../src/store/errors.js';
 import { recordId, WARM_SCHEMA_VERSION } from '../../src/store/warm/record-codec.js';
 import { discardedSchemaMessage, SCHEMA_VERSION_KEY } from '../../src/store/warm/schema.js';
 import { openWarmTables } from '../../src/store/warm/tables.js';
-import { openWarmStore, type WarmStore, type WarmStoreOptions } from '../../src/store/warm/warm-store.js';
+import { LOAD_CHUNK_RECORDS, openWarmStore, type WarmStore, type WarmStoreOptions } from '../../src/store/warm/warm-store.js';
 import { cacheStoreConformance } from './conformance.js';
 import { assertSameEntry, BODY_DIGEST_HEADER, bodyDigest, makeEntry } from './entry-fixture.js';
 
@@ -58,6 +58,32 @@ cacheStoreConformance('warm', async ({ maxBytes }) => {
 });
 
 describe('warm store', () => {
+  test('the index rebuild lets the event loop turn every few thousand records, so probes answer during it', async () => {
+    const path = await tempDir();
+    try {
+      const entries = 4 * LOAD_CHUNK_RECORDS;
+      const filling = await open(path, { maxBytes: 64 * 1024 * 1024, writeQueueLength: entries });
+      for (let i = 0; i < entries; i++) filling.put(makeEntry({ key: `https://example.com/${i}`, body: Buffer.from('x') }));
+      await filling.close();
+      // Turns of the event loop while the store opens: a probe is answered in any of them.
+      let turns = 0;
+      let turning = true;
+      const turn = (): void => {
+        turns += 1;
+        if (turning) setImmediate(turn);
+      };
+      setImmediate(turn);
+      const store = await open(path, { maxBytes: 64 * 1024 * 1024 });
+      turning = false;
+      assert.equal(store.entryCount, entries);
+      // Reading the index and adding it to the recency list each give a turn per chunk.
+      assert.ok(turns >= (2 * entries) / LOAD_CHUNK_RECORDS, `${turns} turns during the open of ${entries} entries`);
+      await store.close();
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+
   test('entries survive a restart and are served at once', async () => {
     const path = await tempDir();
     try {

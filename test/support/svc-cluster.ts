@@ -102,6 +102,8 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
         `listen: ${new URL(node.dataUrl).host}`,
         `admin: { listen: "${new URL(node.adminUrl).host}" }`,
         'hop_limit: 2',
+        // One process per node: a test about clusters does not double its processes (CI has 2 cores).
+        'workers: 1',
         `warm: { path: ${JSON.stringify(join(dir, node.name, 'warm'))}, max_bytes: 50000000 }`,
         `pools: [{ name: origin, upstreams: ["${options.originUrl}"], connect_timeout: 1s, response_timeout: 5s }]`,
         'routes: [{ name: all, pool: origin }]',

@@ -54,8 +54,8 @@ export interface DashboardRouteDeps {
   adminToken: { readonly value: string };
   /** The admin API's wrong-token limit: a wrong token at the login form counts as one at the API. */
   authGuard: AuthFailureGuard;
-  /** The node's metrics registry, for the Overview. */
-  registry: Registry;
+  /** The node's metrics registry (with workers, every worker's added up), for the Overview. */
+  registry: Pick<Registry, 'getMetricsAsJSON'>;
   /** Read at each summary: a reload may change the hot tier's capacity. */
   capacities: () => TierCapacities;
   /** The cluster node name; undefined for a node that runs alone. */

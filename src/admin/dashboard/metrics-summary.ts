@@ -36,7 +36,7 @@ function zeroed(keys: readonly string[]): Record<string, number> {
   return Object.fromEntries(keys.map((key) => [key, 0]));
 }
 
-export async function summarizeMetrics(registry: Registry, capacities: TierCapacities): Promise<MetricsSummary> {
+export async function summarizeMetrics(registry: Pick<Registry, 'getMetricsAsJSON'>, capacities: TierCapacities): Promise<MetricsSummary> {
   const metrics = new Map((await registry.getMetricsAsJSON()).map((metric) => [metric.name, metric.values as Sample[]]));
   const samples = (name: string): Sample[] => metrics.get(name) ?? [];
   const single = (name: string): number => samples(name).reduce((total, sample) => total + sample.value, 0);

@@ -20,7 +20,8 @@ import { ReloadRefusedError, type ConfigReloader } from './config-reloader.js';
 export interface ReloadableParts {
   logger: Logger;
   env: NodeJS.ProcessEnv;
-  hot: HotStore;
+  /** The hot tier's bound; a data-plane worker resizes its share. */
+  hot: Pick<HotStore, 'resize'>;
   cacheFlow: CacheFlow;
   refresher: BackgroundRefresher | undefined;
   /** The data plane reads `routes`, `pools` and `trustedProxies` from here on every request. */
@@ -47,6 +48,7 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
   );
   reloader.restartOnly('admin.auth_failure_limit', 'the wrong-token limiter is set up at startup, and one rebuilt would forget the addresses it limits');
   reloader.restartOnly('admin.auth_failure_window', 'the wrong-token limiter is set up at startup, and one rebuilt would forget the addresses it limits');
+  reloader.restartOnly('workers', 'the data-plane workers are forked at startup');
 
   let routing = parts.routing;
   reloader.register({

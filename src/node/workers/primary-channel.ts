@@ -1,0 +1,86 @@
+// A data-plane worker's side of the IPC channel to its primary: it answers the primary's calls
+// (worker-calls.ts), says when it serves, and stops when told to or when the primary is gone.
+//
+// Opened first thing in the worker, before its node is built: a call that arrives before the
+// handler of its kind is set (a purge sent while the worker is still starting) is held and run once
+// the handler is set, so a worker never misses one. The worker ignores SIGINT, SIGTERM and SIGHUP:
+// a terminal's Ctrl-C reaches every process of the group, and only the primary decides when workers
+// stop and what a reload changes. A worker whose primary died (kill -9 included) stops as well: with
+// the OS handing out connections it would otherwise go on serving, unsupervised, on the port.
+import cluster from 'node:cluster';
+import { isWorkerMessage, type CallMessage, type ReplyMessage } from './worker-messages.js';
+
+export type CallHandler = (payload: unknown) => unknown;
+
+export class PrimaryChannel {
+  readonly #handlers = new Map<string, CallHandler>();
+  readonly #held: CallMessage[] = [];
+  #stop: (() => Promise<void>) | undefined;
+  #stopping = false;
+
+  /** Opens the channel; only in a worker forked by node:cluster. */
+  static open(): PrimaryChannel {
+    if (!cluster.isWorker || process.send === undefined) throw new Error('PrimaryChannel.open() runs in a cluster worker only');
+    return new PrimaryChannel();
+  }
+
+  private constructor() {
+    process.on('message', (message: unknown) => {
+      if (!isWorkerMessage(message)) return;
+      if (message.svc === 'call') this.#receive(message);
+      else if (message.svc === 'stop') this.#stopAndExit();
+    });
+    process.on('disconnect', () => this.#stopAndExit());
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => undefined);
+  }
+
+  /** Sets the handler of `kind` and runs the calls of that kind held until now, in their order. */
+  handle(kind: string, handler: CallHandler): void {
+    this.#handlers.set(kind, handler);
+    const held = this.#held.filter((call) => call.kind === kind);
+    for (const call of held) this.#held.splice(this.#held.indexOf(call), 1);
+    for (const call of held) void this.#run(call, handler);
+  }
+
+  /** What the worker does before it exits, when told to stop or when its primary is gone. */
+  onStop(stop: () => Promise<void>): void {
+    this.#stop = stop;
+  }
+
+  /** Tells the primary why this worker could not start (it exits next): the primary's start fails with it. */
+  reportFailed(message: string): void {
+    process.send?.({ svc: 'failed', message });
+  }
+
+  /** Tells the primary that this worker serves. */
+  reportReady(): void {
+    process.send?.({ svc: 'ready' });
+  }
+
+  #receive(call: CallMessage): void {
+    const handler = this.#handlers.get(call.kind);
+    if (handler === undefined) this.#held.push(call);
+    else void this.#run(call, handler);
+  }
+
+  async #run(call: CallMessage, handler: CallHandler): Promise<void> {
+    let reply: ReplyMessage;
+    try {
+      reply = { svc: 'reply', id: call.id, result: await handler(call.payload) };
+    } catch (error) {
+      reply = { svc: 'reply', id: call.id, error: error instanceof Error ? error.message : String(error) };
+    }
+    // The channel may have closed meanwhile (the primary is gone); the worker is stopping then.
+    if (process.connected) process.send?.(reply);
+  }
+
+  #stopAndExit(): void {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    const stop = this.#stop ?? (() => Promise.resolve());
+    stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  }
+}

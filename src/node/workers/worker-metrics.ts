@@ -1,0 +1,57 @@
+// One `/metrics` for a node whose data plane runs in several workers: the primary asks every worker
+// for its registry's figures and adds them up with prom-client's cluster aggregation, so names,
+// labels and types stay those of one process. Each metric says how it adds up (its `aggregator`):
+// counters, histograms (bucket by bucket, `_sum` and `_count`) and svc's hand-made traffic series
+// sum; a gauge of one worker's own state (its hot tier's bytes) sums to the node's; a gauge of
+// something the workers share must say `max` or `first`, or it would count the shared thing once
+// per worker. A worker that does not answer in time is left out of that scrape, not waited for.
+import { AggregatorRegistry, type Registry } from 'prom-client';
+import { OPENMETRICS_CONTENT_TYPE, openMetricsText } from '../../observe/openmetrics-text.js';
+import type { PrimaryChannel } from './primary-channel.js';
+import type { WorkerCalls } from './worker-calls.js';
+
+/** The call kind a worker answers with its registry's figures. */
+export const METRICS_CALL = 'metrics';
+
+/** A scrape should not hang on a worker that is busy or stuck: it is left out of that one. */
+const SCRAPE_TIMEOUT_MS = 2_000;
+
+/**
+ * What the primary alone says of the node: its startup phases and readiness, and its configuration
+ * reloads (a reload reaches every worker, but is one reload). A worker's copy would count it again.
+ */
+const PRIMARY_OWNED = /^svc_(startup_|config_reloads_total$)/;
+
+/** In a worker: answers the primary's metrics calls with `registry`'s figures, less what the primary owns. */
+export function answerMetricsCalls(channel: PrimaryChannel, registry: Registry): void {
+  channel.handle(METRICS_CALL, async () => (await registry.getMetricsAsJSON()).filter((metric) => !PRIMARY_OWNED.test(metric.name)));
+}
+
+export interface Exposition {
+  contentType: string;
+  body: string;
+  /** Workers whose figures are missing from this scrape (they did not answer, or exited). */
+  missingWorkers: number;
+}
+
+/** In the primary: the primary's own registry (if any) and every worker's, added up in one registry. */
+export async function aggregatedRegistry(calls: WorkerCalls, own?: Registry): Promise<{ registry: Registry; missingWorkers: number }> {
+  const outcome = await calls.call<object[]>(METRICS_CALL, null, { onFailure: 'report', timeoutMs: SCRAPE_TIMEOUT_MS });
+  const figures = own === undefined ? outcome.answers : [await own.getMetricsAsJSON(), ...outcome.answers];
+  return { registry: AggregatorRegistry.aggregate(figures), missingWorkers: outcome.gone + outcome.failed.length };
+}
+
+/**
+ * In the primary: the text of `/metrics`, every worker's figures added up, in OpenMetrics when the
+ * scraper asks for it. Exemplars do not survive the sum (prom-client's aggregation drops them).
+ */
+export async function aggregatedExposition(calls: WorkerCalls, own: Registry | undefined, openMetrics: boolean): Promise<Exposition> {
+  const { registry, missingWorkers } = await aggregatedRegistry(calls, own);
+  return { ...(await registryExposition(registry, openMetrics)), missingWorkers };
+}
+
+/** One registry's text, in OpenMetrics when asked (the primary's own, before its workers are forked). */
+export async function registryExposition(registry: Registry, openMetrics: boolean): Promise<Exposition> {
+  if (openMetrics) return { contentType: OPENMETRICS_CONTENT_TYPE, body: await openMetricsText(registry), missingWorkers: 0 };
+  return { contentType: registry.contentType, body: await registry.metrics(), missingWorkers: 0 };
+}
