@@ -211,6 +211,11 @@ export class ClusterMember {
     return this.ownership;
   }
 
+  /** Largest payload `broadcast` takes (it must fit one packet with the message's header). */
+  get maxBroadcastBytes(): number {
+    return this.membership.maxBroadcastBytes;
+  }
+
   /** Sends `payload` to every member through the gossip queue (at-most-once delivery per member). */
   broadcast(payload: Uint8Array): void {
     this.membership.broadcast(payload);

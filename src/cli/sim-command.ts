@@ -7,6 +7,8 @@ import { failureLines, passed, reportJson, reportTable } from '../../sim/report.
 import { InvalidScenarioOptionsError, runScenario, UnknownScenarioError } from '../../sim/runner.js';
 import { SCENARIOS } from '../../sim/scenarios/index.js';
 import { renderSvgChart } from '../../sim/svg-chart.js';
+// svc's own scenarios register themselves with the simulator.
+import '../clustering/scenarios/index.js';
 
 const listCommand = defineCommand({
   meta: { name: 'list', description: 'List the simulator scenarios' },

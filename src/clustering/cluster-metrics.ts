@@ -7,6 +7,10 @@ import type { PeerFetchCounters } from './peer-fetcher.js';
 export interface ClusterMetrics {
   delivery: DeliveryCounters;
   peerFetch: PeerFetchCounters;
+  /** 1 while the node is catching up with the cluster's invalidations, 0 once it has. */
+  catchingUp: (value: 0 | 1) => void;
+  /** A catch-up found the node away for longer than a peer's log reaches back. */
+  catchUpGap: () => void;
 }
 
 export function registerClusterMetrics(registry: Registry, mode: ClusterMode, gossipDrops: () => number): ClusterMetrics {
@@ -54,12 +58,32 @@ export function registerClusterMetrics(registry: Registry, mode: ClusterMode, go
       this.inc(gossipDrops());
     },
   });
+  const applied = new Counter({
+    name: 'svc_cluster_invalidations_applied_total',
+    help: 'Invalidations made on other nodes and applied here, by the path that brought them first.',
+    labelNames: ['type', 'path'],
+    registers,
+  });
+  const catchingUp = new Gauge({
+    name: 'svc_cluster_catching_up',
+    help: 'Whether the node is catching up with the invalidations it missed (1) or has caught up (0).',
+    registers,
+  });
+  catchingUp.set(1);
+  const gaps = new Counter({
+    name: 'svc_cluster_catch_up_gaps_total',
+    help: 'Catch-ups that found the node away longer than a peer log reaches back: older entries distrusted.',
+    registers,
+  });
   return {
     delivery: {
       http: (type) => http.inc({ type }),
       gossip: (type) => gossip.inc({ type }),
       failure: (type, reason) => failures.inc({ type, reason }),
+      applied: (type, path) => applied.inc({ type, path }),
     },
+    catchingUp: (value) => catchingUp.set(value),
+    catchUpGap: () => gaps.inc(),
     peerFetch: {
       hit: () => peerHits.inc(),
       miss: () => peerMisses.inc(),

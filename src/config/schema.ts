@@ -163,6 +163,15 @@ const clusterSchema = object({
     list(matching(PEER_ADDRESS_PATTERN, 'host:port', 'seed peer'), 0, 'a list of host:port', 'gossip seed list'),
     [],
   ),
+  /**
+   * 1 s: the most a node waits for a peer before it goes on without it: a peer fetch (then the origin),
+   * an invalidation's HTTP fan-out (gossip still carries it), a catch-up request. A LAN peer answers
+   * in milliseconds, so only a suspect, paused or dead peer ever costs this (issue 16).
+   */
+  peer_timeout: v.optional(
+    v.pipe(duration('longest wait for a peer (peer fetch, fan-out) before going on without it'), v.minValue(1, expected('a duration above 0, like "1s"'))),
+    '1s',
+  ),
   /** No default: TLS needs certificates only the operator has. */
   tls: v.optional(clusterTlsSchema),
   /** Required with `transport: libp2p` (docs/libp2p.md): where the node key lives, and who may connect. */

@@ -187,6 +187,8 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
         adminAddress: new URL(adminUrl).host,
         dataPlaneUrl: () => dataUrl,
         freshEntry: (key, requestHeaders): CacheEntry | undefined => cacheFlow.freshEntry(key, requestHeaders),
+        holdsEntries: () => hot.entryCount + (warm?.entryCount ?? 0) > 0,
+        stateDir: config.warm ? join(config.warm.path, 'invalidation') : undefined,
         now,
       })
     : undefined;
@@ -264,6 +266,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     maxObjectBytes: config.max_object_bytes,
     logger,
     isInvalidated: (entry) => invalidator.isInvalidated(entry),
+    servable: cluster ? (entry) => cluster.servable(entry) : undefined,
     onServedFromCache: refresher?.onServedFromCache,
     peerRoute: cluster?.peerFetcher ? (exchange, key, route) => cluster.peerFetcher!.route(exchange, key, route) : undefined,
   });
