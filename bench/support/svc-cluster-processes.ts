@@ -11,6 +11,8 @@ import { freePort, startProcess, type Started } from './processes.js';
 export { freePort };
 
 const SVC_CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+/** The benchmark clusters' `cluster.secret` (32 bytes, base64). */
+const BENCH_CLUSTER_SECRET = Buffer.from('svc-bench-cluster-secret-32bytes').toString('base64');
 export const BENCH_ADMIN_TOKEN = 'bench-cluster-token-0123456789';
 
 /** Startup and membership convergence of a handful of local nodes take a few seconds; 30 s means broken. */
@@ -91,7 +93,7 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
           `hop_limit: ${options.hopLimit}`,
           `pools: [{ name: origin, upstreams: ["${options.originUrl}"], connect_timeout: 1s, response_timeout: 5s }]`,
           'routes: [{ name: all, pool: origin }]',
-          `cluster: { mode: ${options.mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", join: [${seeds}] }`,
+          `cluster: { mode: ${options.mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", secret: "${BENCH_CLUSTER_SECRET}", join: [${seeds}] }`,
         ].join('\n'),
       );
       nodes.push({ ...node, process: startProcess(process.execPath, [SVC_CLI, 'serve', '--config', configPath]) });

@@ -13,7 +13,13 @@ export interface ClusterMetrics {
   catchUpGap: () => void;
 }
 
-export function registerClusterMetrics(registry: Registry, mode: ClusterMode, gossipDrops: () => number): ClusterMetrics {
+export interface ClusterMetricSources {
+  gossipDrops: () => number;
+  /** Inputs refused for want of authentication, by path (packet, request, answer, broadcast). */
+  authRejected: () => Record<string, number>;
+}
+
+export function registerClusterMetrics(registry: Registry, mode: ClusterMode, sources: ClusterMetricSources): ClusterMetrics {
   const registers = [registry];
   new Gauge({ name: 'svc_cluster_mode_info', help: 'The cluster.mode this node runs (value always 1).', labelNames: ['mode'], registers }).set(
     { mode },
@@ -55,7 +61,17 @@ export function registerClusterMetrics(registry: Registry, mode: ClusterMode, go
     registers,
     collect() {
       this.reset();
-      this.inc(gossipDrops());
+      this.inc(sources.gossipDrops());
+    },
+  });
+  new Counter({
+    name: 'svc_cluster_auth_rejected_total',
+    help: 'Cluster inputs refused because no key of the cluster opened them (forged, foreign or in the clear), by path.',
+    labelNames: ['path'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [path, count] of Object.entries(sources.authRejected())) this.inc({ path }, count);
     },
   });
   const applied = new Counter({

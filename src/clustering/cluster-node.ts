@@ -2,8 +2,7 @@
 // invalidations its mode calls for, peer fetch in strong mode, mode-drift detection, and what the admin
 // API shows of the cluster. The cluster library knows nothing of caching; this is where svc plugs in.
 import { randomBytes } from 'node:crypto';
-import { createClusterMember, systemClock, type ClusterMember, type Transport } from '../../cluster/index.js';
-import { clusterSecurityWarning, createUdpTransport, decodeGossipKeys, loadTlsMaterial } from '../../transports/udp/index.js';
+import { createClusterMember, systemClock, type ClusterMember } from '../../cluster/index.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observe/logger.js';
 import type { NodeMetrics } from '../observe/metrics.js';
@@ -20,8 +19,11 @@ import type { CaughtUpHow } from './catch-up.js';
 import { InvalidationSync } from './invalidation-sync.js';
 import { InvalidationLog, type LogRecord } from './invalidation-log.js';
 import { MemoryLogStore, openFileLogStore, type FileLogStore } from './log-stores.js';
+import { createClusterTransport, type ClusterTransport } from './cluster-transport.js';
+import { rejectionLog } from './rejection-log.js';
 import { registerClusterMetrics } from './cluster-metrics.js';
 import { PeerFetcher, type PeerFetcherOptions } from './peer-fetcher.js';
+import { PeerRouting } from './peer-routing.js';
 import { RingShares, peerView } from './peer-view.js';
 
 type ClusterConfig = NonNullable<Config['cluster']>;
@@ -68,30 +70,6 @@ export interface RingStats {
   owner: string | null;
 }
 
-/** Peer fetches may wait on the owner's origin fetch: as long as the slowest pool allows, plus 1 s. */
-function peerFetchTimeoutMs(config: Config): number {
-  return Math.max(...config.pools.map((pool) => pool.connect_timeout + pool.response_timeout)) + 1_000;
-}
-
-async function createTransport(cluster: ClusterConfig): Promise<Transport & { security?: Parameters<typeof clusterSecurityWarning>[0] }> {
-  if (cluster.transport === 'libp2p') {
-    const { createLibp2pTransport } = await import('../../transports/libp2p/index.js');
-    const libp2p = cluster.libp2p!;
-    return createLibp2pTransport({
-      dataDir: libp2p.data_dir,
-      allowedPeerIds: libp2p.allowed_peer_ids,
-      listen: cluster.bind,
-      ...(cluster.advertise ? { advertise: cluster.advertise } : {}),
-    });
-  }
-  return createUdpTransport({
-    bind: cluster.bind,
-    ...(cluster.advertise ? { advertise: cluster.advertise } : {}),
-    ...(cluster.tls ? { tls: await loadTlsMaterial(cluster.tls) } : {}),
-    ...(cluster.gossip_keys ? { gossipKeys: decodeGossipKeys(cluster.gossip_keys) } : {}),
-  });
-}
-
 export class ClusterNode {
   readonly mode: ClusterMode;
   readonly invalidator: ClusterInvalidator;
@@ -107,11 +85,15 @@ export class ClusterNode {
     private readonly options: ClusterNodeOptions,
     log: InvalidationLog,
     private readonly logStore: FileLogStore | undefined,
+    private readonly transport: ClusterTransport,
   ) {
     const { config, metrics, logger, local, now } = options;
     this.mode = config.cluster.mode;
     this.startedAtMs = now();
-    const clusterMetrics = registerClusterMetrics(metrics.registry, this.mode, () => member.counters().gossipDrops);
+    const clusterMetrics = registerClusterMetrics(metrics.registry, this.mode, {
+      gossipDrops: () => member.counters().gossipDrops,
+      authRejected: () => transport.rejected(),
+    });
     this.sync = new InvalidationSync(member, {
       mode: this.mode,
       log,
@@ -145,8 +127,8 @@ export class ClusterNode {
       this.mode === 'strong'
         ? new PeerFetcher({
             member,
+            routing: new PeerRouting(member, config.cluster.peer_timeout),
             hopLimit: config.hop_limit!,
-            timeoutMs: peerFetchTimeoutMs(config),
             dataPlaneUrl: options.dataPlaneUrl,
             counters: clusterMetrics.peerFetch,
             freshEntry: options.freshEntry,
@@ -163,21 +145,19 @@ export class ClusterNode {
     let fileStore: FileLogStore | undefined;
     if (options.stateDir !== undefined) ({ store: fileStore, records } = await openFileLogStore(options.stateDir));
     const log = InvalidationLog.restore(records, { store: fileStore ?? new MemoryLogStore(), keyOf: keyOfUrl, now: options.now });
-    const transport = await createTransport(cluster);
-    const warning = transport.security ? clusterSecurityWarning(transport.security) : null;
-    if (warning) options.logger.warn({ transport: cluster.transport }, warning);
+    const clusterTransport = await createClusterTransport(cluster, rejectionLog(options.logger));
     // The delegate needs the node, and the node needs the member: the delegate reads it once both exist.
     const built: { node?: ClusterNode } = {};
     const member = createClusterMember({
       name: cluster.node_name,
-      transport,
+      transport: clusterTransport.transport,
       metadata: { mode: cluster.mode, admin: options.adminAddress, version: buildInfo().version },
       // The invalidation log's digest rides on push-pull, so a node back from a partition or a restart
       // fetches what it missed (catch-up.ts).
       delegate: InvalidationSync.delegate(() => built.node?.sync),
       onListenerError: (error) => options.logger.warn({ err: error }, 'cluster listener failed'),
     });
-    built.node = new ClusterNode(member, options, log, fileStore);
+    built.node = new ClusterNode(member, options, log, fileStore, clusterTransport);
     return built.node;
   }
 
@@ -206,6 +186,7 @@ export class ClusterNode {
   /** Starts the member (ring_build), then joins through the seeds in the background (join). */
   async start(): Promise<void> {
     const { readiness, config, logger } = this.options;
+    this.reportSecurity();
     readiness.expect('cluster_joined', 'joining the cluster');
     readiness.expect('cluster_caught_up', 'catching up with the invalidations made while this node was away');
     readiness.set('cluster_mode_consistent', true, `every member runs ${this.mode}`, false);
@@ -234,6 +215,22 @@ export class ClusterNode {
         }
       })
       .catch((error: unknown) => logger.warn({ err: error }, 'cluster join stopped'));
+  }
+
+  /**
+   * A node that runs its cluster open (`cluster.insecure`) says so loudly and keeps saying so in its
+   * readiness detail; advisory, as every node of such a cluster shares the condition.
+   */
+  private reportSecurity(): void {
+    const { readiness, logger, config } = this.options;
+    const by = this.transport.authenticatedBy;
+    if (by !== undefined) {
+      readiness.set('cluster_authenticated', true, `cluster traffic is authenticated by ${by}`, false);
+      return;
+    }
+    const reason = `cluster.insecure is true: anyone who can reach ${config.cluster.bind} can join the cluster, read cached objects and purge or ban them`;
+    readiness.set('cluster_authenticated', false, reason, false);
+    logger.error({ transport: config.cluster.transport }, `cluster traffic is NOT authenticated: ${reason}. Set cluster.secret.`);
   }
 
   /** Spec §1.4: every node must run one mode; another mode seen is a configuration drift. */

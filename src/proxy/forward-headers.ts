@@ -29,6 +29,12 @@ function connectionTokens(value: string | string[] | undefined): Set<string> {
   return tokens;
 }
 
+/**
+ * svc's own fields between its nodes (the peer-fetch hop marker, whose value is a process secret):
+ * whoever set one, an origin never sees it.
+ */
+const INTERNAL = new Set(['x-svc-peer-hop']);
+
 function isHopByHop(name: string, listed: Set<string>): boolean {
   return HOP_BY_HOP.has(name) || listed.has(name);
 }
@@ -51,7 +57,7 @@ export function originRequestHeaders(
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
     const value = rawHeaders[i + 1]!;
-    if (isHopByHop(name, listed)) continue;
+    if (isHopByHop(name, listed) || INTERNAL.has(name)) continue;
     const existing = headers[name];
     if (existing === undefined) headers[name] = value;
     else if (Array.isArray(existing)) existing.push(value);

@@ -11,6 +11,8 @@ import { fetchRaw } from './http.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 export const CLUSTER_TOKEN = 'cluster-test-token-0123456789';
+/** The test clusters' `cluster.secret` (32 bytes, base64). */
+export const CLUSTER_SECRET = Buffer.from('svc-test-cluster-secret-32-bytes').toString('base64');
 
 export interface ClusterNodeProcess {
   name: string;
@@ -69,7 +71,17 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
   }
 }
 
-export async function startSvcCluster(options: { names: string[]; mode: 'strong' | 'eventual'; originUrl: string }): Promise<SvcCluster> {
+export interface SvcClusterOptions {
+  names: string[];
+  mode: 'strong' | 'eventual';
+  originUrl: string;
+  /** How cluster traffic is protected: the shared test secret (default), or `cluster.insecure: true`. */
+  security?: 'secret' | 'insecure';
+  /** More keys of each node's cluster block, as YAML flow-mapping entries (`peer_timeout: 300ms`). */
+  clusterKeys?: string;
+}
+
+export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-cluster-'));
   const specs = new Map<string, NodeSpec>();
   const clusterAddresses: string[] = [];
@@ -84,6 +96,7 @@ export async function startSvcCluster(options: { names: string[]; mode: 'strong'
     };
   };
 
+  const security = options.security === 'insecure' ? 'insecure: true, ' : `secret: "${CLUSTER_SECRET}", `;
   const writeConfig = async (spec: NodeSpec, mode: 'strong' | 'eventual'): Promise<void> => {
     const { process: node } = spec;
     await writeFile(
@@ -95,7 +108,7 @@ export async function startSvcCluster(options: { names: string[]; mode: 'strong'
         `warm: { path: ${JSON.stringify(join(dir, node.name, 'warm'))}, max_bytes: 50000000 }`,
         `pools: [{ name: origin, upstreams: ["${options.originUrl}"], connect_timeout: 1s, response_timeout: 5s }]`,
         'routes: [{ name: all, pool: origin }]',
-        `cluster: { mode: ${mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", join: [${clusterAddresses.map((a) => `"${a}"`).join(', ')}] }`,
+        `cluster: { mode: ${mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", ${security}${options.clusterKeys ? `${options.clusterKeys}, ` : ''}join: [${clusterAddresses.map((a) => `"${a}"`).join(', ')}] }`,
       ].join('\n'),
     );
   };
