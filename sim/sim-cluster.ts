@@ -25,7 +25,7 @@ export interface SimClusterOptions {
   /** Overrides of the cluster's default profile (e.g. `lifeguard: false`). */
   config?: Partial<MembershipConfig>;
   /** More options of node `index`'s member (a consumer's push-pull delegate, metadata), per instance. */
-  memberOptions?: (index: number) => Partial<Pick<ClusterMemberOptions, 'delegate' | 'metadata' | 'onListenerError'>>;
+  memberOptions?: (index: number) => Partial<Pick<ClusterMemberOptions, 'delegate' | 'metadata' | 'onListenerError' | 'ringMembers'>>;
   /** Wraps the simulated transport of node `index` (e.g. to seal its traffic), per instance. */
   wrapTransport?: (transport: Transport, index: number) => Transport;
 }

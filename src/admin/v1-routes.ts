@@ -3,7 +3,7 @@
 // enabled) the profiling endpoints. Bodies are the shared wire types of src/api.
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
-import type { Invalidator } from '../invalidation/invalidator.js';
+import type { InvalidationResult, Invalidator } from '../invalidation/invalidator.js';
 import { InvalidBanError, InvalidUrlError } from '../invalidation/errors.js';
 import { ABSOLUTE_URL_EXPECTATION, isAbsoluteHttpUrl } from '../api/absolute-url.js';
 import { PURGE_BATCH_MAX_URLS } from '../api/limits.js';
@@ -65,6 +65,11 @@ async function rejectingInvalidUrl<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** What the cluster's fan-out did, in a strong-mode cluster (see responses.ts). */
+function fanOutFields(result: InvalidationResult): { peers_confirmed?: number; peers_missed?: number } {
+  return result.peers === undefined ? {} : { peers_confirmed: result.peers.confirmed, peers_missed: result.peers.missed };
+}
+
 export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
   const { invalidator } = deps;
   const check = createTokenCheck(deps.adminToken);
@@ -74,8 +79,8 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
     '/v1/purge',
     requireToken(check, async (request, response) => {
       const { url } = await readJsonBody(request.raw, purgeRequestSchema);
-      await rejectingInvalidUrl(() => invalidator.purge(url));
-      sendJson(response, 200, { status: STATUS.purged } satisfies PurgeResponse);
+      const result = await rejectingInvalidUrl(() => invalidator.purge(url));
+      sendJson(response, 200, { status: STATUS.purged, ...fanOutFields(result) } satisfies PurgeResponse);
     }),
   );
 
@@ -85,8 +90,8 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
     requireToken(check, async (request, response) => {
       const { urls } = await readJsonBody(request.raw, purgeBatchRequestSchema);
       if (urls.length > PURGE_BATCH_MAX_URLS) throw new BatchTooLargeError(urls.length);
-      const { count, failed } = await invalidator.purgeBatch(urls);
-      sendJson(response, 200, { status: STATUS.purged, count, failed } satisfies PurgeBatchResponse);
+      const result = await invalidator.purgeBatch(urls);
+      sendJson(response, 200, { status: STATUS.purged, count: result.count, failed: result.failed, ...fanOutFields(result) } satisfies PurgeBatchResponse);
     }),
   );
 
@@ -95,14 +100,14 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
     '/v1/ban',
     requireToken(check, async (request, response) => {
       const spec = await readJsonBody(request.raw, banRequestSchema);
-      let count: number;
+      let result: InvalidationResult;
       try {
-        ({ count } = await invalidator.ban(spec));
+        result = await invalidator.ban(spec);
       } catch (error) {
         if (error instanceof InvalidBanError) throw new BanRejectedError(error);
         throw error;
       }
-      sendJson(response, 200, { status: STATUS.banned, count } satisfies BanResponse);
+      sendJson(response, 200, { status: STATUS.banned, count: result.count, ...fanOutFields(result) } satisfies BanResponse);
     }),
   );
 
@@ -111,8 +116,8 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
     '/v1/refresh',
     requireToken(check, async (request, response) => {
       const { url } = await readJsonBody(request.raw, refreshRequestSchema);
-      await rejectingInvalidUrl(() => invalidator.refresh(url));
-      sendJson(response, 200, { status: STATUS.refreshed } satisfies RefreshResponse);
+      const result = await rejectingInvalidUrl(() => invalidator.refresh(url));
+      sendJson(response, 200, { status: STATUS.refreshed, ...fanOutFields(result) } satisfies RefreshResponse);
     }),
   );
 

@@ -14,18 +14,25 @@ export type ErrorResponse = v.InferOutput<typeof errorResponseSchema>;
 /** The `status` strings of the write operations and of the auth check. */
 export const STATUS = { purged: 'purged', banned: 'banned', refreshed: 'refreshed', ok: 'ok' } as const;
 
-export const purgeResponseSchema = v.object({ status: v.literal(STATUS.purged) });
+/**
+ * In a strong-mode cluster, what the HTTP fan-out of an invalidation did (issue 16): peers that
+ * confirmed they applied it, and peers that did not answer within cluster.peer_timeout (gossip and
+ * catch-up still bring it to them). Absent on a single node and in eventual mode.
+ */
+const fanOutFields = { peers_confirmed: v.optional(count), peers_missed: v.optional(count) };
+
+export const purgeResponseSchema = v.object({ status: v.literal(STATUS.purged), ...fanOutFields });
 export type PurgeResponse = v.InferOutput<typeof purgeResponseSchema>;
 
 /** `count`: stored variants removed across both tiers; `failed`: entries that were not valid URLs. */
-export const purgeBatchResponseSchema = v.object({ status: v.literal(STATUS.purged), count, failed: count });
+export const purgeBatchResponseSchema = v.object({ status: v.literal(STATUS.purged), count, failed: count, ...fanOutFields });
 export type PurgeBatchResponse = v.InferOutput<typeof purgeBatchResponseSchema>;
 
 /** `count`: hot-tier entries evicted at once; warm-tier matches are hidden by the lazy check. */
-export const banResponseSchema = v.object({ status: v.literal(STATUS.banned), count });
+export const banResponseSchema = v.object({ status: v.literal(STATUS.banned), count, ...fanOutFields });
 export type BanResponse = v.InferOutput<typeof banResponseSchema>;
 
-export const refreshResponseSchema = v.object({ status: v.literal(STATUS.refreshed) });
+export const refreshResponseSchema = v.object({ status: v.literal(STATUS.refreshed), ...fanOutFields });
 export type RefreshResponse = v.InferOutput<typeof refreshResponseSchema>;
 
 export const authCheckResponseSchema = v.object({ status: v.literal(STATUS.ok) });

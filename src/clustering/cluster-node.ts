@@ -155,6 +155,9 @@ export class ClusterNode {
       // The invalidation log's digest rides on push-pull, so a node back from a partition or a restart
       // fetches what it missed (catch-up.ts).
       delegate: InvalidationSync.delegate(() => built.node?.sync),
+      // Spec §1.4: every node runs one mode. One that runs the other is a drift and owns no keys, so no
+      // request of this cluster is routed to a cache that keys and invalidates differently.
+      ringMembers: (member) => member.metadata.mode === cluster.mode,
       onListenerError: (error) => options.logger.warn({ err: error }, 'cluster listener failed'),
     });
     built.node = new ClusterNode(member, options, log, fileStore, clusterTransport);

@@ -153,7 +153,13 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   if (config.warm) {
     const warmConfig = config.warm;
     warm = await readiness.phase('log_replay', () =>
-      openWarmStore({ path: warmConfig.path, maxBytes: warmConfig.max_bytes, writeQueueLength: warmConfig.write_queue_length, now }),
+      openWarmStore({
+        path: warmConfig.path,
+        maxBytes: warmConfig.max_bytes,
+        writeQueueLength: warmConfig.write_queue_length,
+        now,
+        cacheMode: config.cluster?.mode,
+      }),
     );
     const opened = warm;
     teardown.add(async () => {
@@ -162,6 +168,9 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     });
     const report = warm.openReport;
     if (report.discardedSchema) logger.warn({ discarded: report.discardedSchema }, 'warm tier held another schema version: wiped');
+    if (report.discardedMode) {
+      logger.warn({ was: report.discardedMode, now: config.cluster?.mode }, 'warm tier was filled under another cluster mode: wiped (spec §1.4)');
+    }
     logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
     readiness.set('warm_store_indexed', true, `${report.entryCount} entries indexed`);
   }

@@ -99,6 +99,9 @@ describe('eventual mode cluster', () => {
     assert.equal((await fetchRaw(`${a.adminUrl}/readyz`)).status, 200, 'advisory: a drift takes no node out of rotation');
     const peers = JSON.parse((await fetchRaw(`${a.adminUrl}/v1/cluster/peers`)).body) as { name: string; mode: string; mode_drift: boolean }[];
     assert.deepEqual(peers.find((p) => p.name === 'd'), { ...peers.find((p) => p.name === 'd'), mode: 'strong', mode_drift: true });
+    // The strong newcomer places no key on the eventual members: its ring is itself alone.
+    const seenByD = JSON.parse((await fetchRaw(`${d.adminUrl}/v1/cluster/peers`)).body) as { name: string; ring_share: number }[];
+    assert.deepEqual(Object.fromEntries(seenByD.map((p) => [p.name, p.ring_share])), { a: 0, b: 0, c: 0, d: 1 });
     assert.match(a.stdout, /cluster mode drift: member d does not run eventual/);
     assert.match(d.stdout, /cluster mode drift: member a does not run strong/, 'the newcomer sees the drift too');
   });
