@@ -202,10 +202,12 @@ export class ClusterNode {
       readiness.set('cluster_joined', true, `member of a cluster with ${peer.name}`);
       joinedBy();
     });
-    await readiness.phase('ring_build', () => this.member.start());
-    const self = new Set([config.cluster.bind, config.cluster.advertise, this.member.localMember.address]);
+    // Catch-up starts before the member can hear from anyone: a first node knows how far back its log
+    // reaches (its start) before a peer can ask, so the peer never takes that for a later time.
+    const self = new Set([config.cluster.bind, config.cluster.advertise]);
     const seeds = config.cluster.join.filter((seed) => !self.has(seed));
     this.sync.start(seeds.length);
+    await readiness.phase('ring_build', () => this.member.start());
     if (seeds.length === 0) {
       readiness.set('cluster_joined', true, 'first node: no seed to join');
       return;

@@ -30,6 +30,8 @@ export interface SvcCluster {
   kill(name: string): Promise<void>;
   /** Starts a stopped node again with the same config, ports and warm tier. */
   restart(name: string): Promise<void>;
+  /** As restart, but only waits for the process to answer /healthz, not to be ready. */
+  relaunch(name: string): Promise<void>;
   /** Adds a node (e.g. in another mode) that joins the others. */
   add(name: string, mode: 'strong' | 'eventual'): Promise<ClusterNodeProcess>;
   close(): Promise<void>;
@@ -180,6 +182,10 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
     async restart(name) {
       await launch(spec(name));
       await ready(spec(name).process);
+    },
+    async relaunch(name) {
+      await launch(spec(name));
+      await waitFor(async () => (await fetchRaw(`${spec(name).process.adminUrl}/healthz`)).status === 200, 20_000, `${name} up`);
     },
     async add(name, mode) {
       const added = await describe(name);
