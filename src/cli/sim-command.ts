@@ -2,6 +2,7 @@
 // line (issue 5). The JSON report is reproducible from its seed; wall time goes to the table or stderr.
 
 import { writeFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import { defineCommand } from 'citty';
 import { failureLines, passed, reportJson, reportTable } from '../../sim/report.js';
 import { InvalidScenarioOptionsError, runScenario, UnknownScenarioError } from '../../sim/runner.js';
@@ -63,7 +64,46 @@ const runCommand = defineCommand({
   },
 });
 
+const seedsCommand = defineCommand({
+  meta: { name: 'seeds', description: 'Run one scenario over a range of seeds; print the failing ones and a summary' },
+  args: {
+    scenario: { type: 'positional', required: true, description: 'scenario name (see `svc sim list`)' },
+    from: { type: 'string', description: 'first seed (default 1)' },
+    to: { type: 'string', description: 'last seed (default 1000)' },
+    nodes: { type: 'string', description: 'cluster size (default: the scenario’s own)' },
+    duration: { type: 'string', description: 'simulated seconds of the main phase, for scenarios that have one' },
+  },
+  async run({ args }) {
+    const from = numberFlag(args.from) ?? 1;
+    const to = numberFlag(args.to) ?? 1000;
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from > to) {
+      console.error(`expected --from <= --to, whole numbers, got ${args.from ?? 1} and ${args.to ?? 1000}`);
+      process.exitCode = 2;
+      return;
+    }
+    const startedMs = performance.now();
+    let failedSeeds = 0;
+    for (let seed = from; seed <= to; seed++) {
+      let result;
+      try {
+        ({ result } = await runScenario(args.scenario, { nodes: numberFlag(args.nodes), seed, durationS: numberFlag(args.duration) }));
+      } catch (error) {
+        if (!(error instanceof UnknownScenarioError || error instanceof InvalidScenarioOptionsError)) throw error;
+        console.error(error.message);
+        process.exitCode = 2;
+        return;
+      }
+      if (passed(result)) continue;
+      failedSeeds += 1;
+      for (const line of failureLines(result)) console.log(line);
+    }
+    const wallS = ((performance.now() - startedMs) / 1000).toFixed(1);
+    console.log(`${args.scenario}: seeds ${from}-${to}, ${to - from + 1 - failedSeeds} passed, ${failedSeeds} failed, wall time ${wallS} s`);
+    if (failedSeeds > 0) process.exitCode = 1;
+  },
+});
+
 export const simCommand = defineCommand({
   meta: { name: 'sim', description: 'Run the deterministic cluster simulator' },
-  subCommands: { list: listCommand, run: runCommand },
+  subCommands: { list: listCommand, run: runCommand, seeds: seedsCommand },
 });

@@ -161,8 +161,12 @@ export class InvalidationLog {
     return this.byId.has(id);
   }
 
-  /** Holds `message` (which `knows` said is new), dropping what it covers; resolves once it is durable. */
+  /**
+   * Holds `message`, dropping what it covers; resolves once it is durable. One the log knows by now (a
+   * copy, or a newer one covering it, added while it was being applied) leaves the log as it is.
+   */
   add(message: InvalidationMessage): Promise<void> {
+    if (this.knows(message)) return Promise.resolve();
     this.hold(message);
     this.trim();
     return this.write([{ type: 'invalidation', message }]);

@@ -8,9 +8,10 @@
 // they begin (apply, then record, then send) run at the virtual time they began, as they would take
 // microseconds for real, instead of one step per virtual millisecond.
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
-import type { ClusterMember } from '../../../cluster/index.js';
+import { sealTransport, type ClusterMember, type SealedTransport, type Transport } from '../../../cluster/index.js';
 import { SimCluster, type SimClusterOptions } from '../../../sim/sim-cluster.js';
 import type { ActiveBan, BanSpec, BatchResult, InvalidationOrigin, InvalidationResult, InvalidationType, Invalidator } from '../../invalidation/invalidator.js';
+import { normaliseBanSpec } from '../../invalidation/ban.js';
 import { ClusterInvalidator, applyRemoteInvalidation } from '../cluster-invalidator.js';
 import type { CaughtUpHow } from '../catch-up.js';
 import type { ClusterMode, DeliveryCounters, DeliveryPath } from '../invalidation-delivery.js';
@@ -23,6 +24,8 @@ import { MemoryLogStore } from '../log-stores.js';
 export interface EngineCall {
   type: InvalidationType;
   id: string;
+  /** What it invalidates: the URL, the batch's URLs one per line, or the ban's fields as JSON. */
+  target: string;
   /** The time it takes effect from, as handed to the engine. */
   atMs: number;
   /** Virtual time of the call. */
@@ -40,27 +43,27 @@ export class RecordingEngine implements Invalidator {
     private readonly onCall: () => void,
   ) {}
 
-  private record(type: InvalidationType, origin: InvalidationOrigin | undefined): InvalidationResult {
+  private record(type: InvalidationType, target: string, origin: InvalidationOrigin | undefined): InvalidationResult {
     this.onCall();
     const atMs = origin?.atMs ?? this.now();
-    this.calls.push({ type, id: origin?.id ?? 'local', atMs, calledMs: this.now() });
+    this.calls.push({ type, id: origin?.id ?? 'local', target, atMs, calledMs: this.now() });
     return { count: 0 };
   }
 
-  purge(_url: string, origin?: InvalidationOrigin): Promise<InvalidationResult> {
-    return Promise.resolve(this.record('purge', origin));
+  purge(url: string, origin?: InvalidationOrigin): Promise<InvalidationResult> {
+    return Promise.resolve(this.record('purge', url, origin));
   }
 
   purgeBatch(urls: readonly string[], origin?: InvalidationOrigin): Promise<BatchResult> {
-    return Promise.resolve({ ...this.record('purge_batch', origin), failed: urls.length === 0 ? 0 : 0 });
+    return Promise.resolve({ ...this.record('purge_batch', urls.join('\n'), origin), failed: 0 });
   }
 
-  ban(_spec: BanSpec, origin?: InvalidationOrigin): Promise<InvalidationResult> {
-    return Promise.resolve(this.record('ban', origin));
+  ban(spec: BanSpec, origin?: InvalidationOrigin): Promise<InvalidationResult> {
+    return Promise.resolve(this.record('ban', JSON.stringify(normaliseBanSpec(spec)), origin));
   }
 
-  refresh(_url: string, origin?: InvalidationOrigin): Promise<InvalidationResult> {
-    return Promise.resolve(this.record('refresh', origin));
+  refresh(url: string, origin?: InvalidationOrigin): Promise<InvalidationResult> {
+    return Promise.resolve(this.record('refresh', url, origin));
   }
 
   isInvalidated(): boolean {
@@ -130,6 +133,8 @@ export interface SvcSimNodesOptions {
   onApplied?: (index: number, message: InvalidationMessage, path: DeliveryPath) => void;
   /** What delivery counts, per node (the metrics of spec §6.5 in svc). */
   counters?: (index: number) => DeliveryCounters;
+  /** The cluster secret: every member's transport is sealed with it (nonces from the run's seed). */
+  secret?: Uint8Array;
 }
 
 const noCounters = { http: () => undefined, gossip: () => undefined, failure: () => undefined };
@@ -137,6 +142,8 @@ const noCounters = { http: () => undefined, gossip: () => undefined, failure: ()
 export class SvcSimNodes {
   readonly disks: SimNodeDisk[];
   readonly lives: (SimNodeLife | undefined)[];
+  /** Each node's sealed transport (current life), with a secret. */
+  readonly sealed: (SealedTransport | undefined)[] = [];
   /** Seeds each node joins through in its current life (node 0 bootstraps alone, the others through it). */
   private readonly seeds: number[];
   private idCounter = 0;
@@ -147,8 +154,24 @@ export class SvcSimNodes {
     clusterOptions: SimClusterOptions,
     private readonly options: SvcSimNodesOptions,
   ) {
+    const secret = options.secret;
+    const nonces = clusterOptions.random.fork('nonces');
     const cluster = new SimCluster({
       ...clusterOptions,
+      ...(secret === undefined
+        ? {}
+        : {
+            wrapTransport: (transport: Transport, index: number) => {
+              const sealed = sealTransport(transport, {
+                secrets: [secret],
+                nonces: (target) => {
+                  for (let i = 0; i < target.length; i++) target[i] = nonces.int(256);
+                },
+              });
+              this.sealed[index] = sealed;
+              return sealed;
+            },
+          }),
       // Each member's push-pull delegate reads its current life's sync when an exchange happens.
       memberOptions: (index) => ({ ...clusterOptions.memberOptions?.(index), delegate: InvalidationSync.delegate(() => this.lives[index]?.sync) }),
     });
@@ -167,6 +190,17 @@ export class SvcSimNodes {
    */
   async settle(): Promise<void> {
     await nextMacrotask();
+  }
+
+  /**
+   * Runs the clock until every one of `work` has settled (they wait on simulated traffic), at most
+   * `budgetMs`; resolves to whether they all did.
+   */
+  async finish(work: readonly Promise<unknown>[], budgetMs = 60_000): Promise<boolean> {
+    let settled = 0;
+    for (const promise of work) promise.then(() => settled++, () => settled++);
+    await this.settle();
+    return (await this.cluster.waitFor(() => settled === work.length, 10, budgetMs)) !== null;
   }
 
   life(index: number): SimNodeLife {
