@@ -26,13 +26,18 @@ function numberFlag(value: string | undefined): number | undefined {
   return value === undefined ? undefined : value.trim() === '' ? Number.NaN : Number(value);
 }
 
+/** What `run` and `seeds` both take. */
+const scenarioArgs = {
+  scenario: { type: 'positional', required: true, description: 'scenario name (see `svc sim list`)' },
+  nodes: { type: 'string', description: 'cluster size (default: the scenario’s own)' },
+  duration: { type: 'string', description: 'simulated seconds of the main phase, for scenarios that have one' },
+} as const;
+
 const runCommand = defineCommand({
   meta: { name: 'run', description: 'Run one scenario and print its report' },
   args: {
-    scenario: { type: 'positional', required: true, description: 'scenario name (see `svc sim list`)' },
-    nodes: { type: 'string', description: 'cluster size (default: the scenario’s own)' },
+    ...scenarioArgs,
     seed: { type: 'string', description: 'root seed of the run (default 1)' },
-    duration: { type: 'string', description: 'simulated seconds of the main phase, for scenarios that have one' },
     json: { type: 'boolean', description: 'print the JSON report instead of the table' },
     svg: { type: 'string', description: 'write the chart as SVG to this file' },
   },
@@ -67,11 +72,9 @@ const runCommand = defineCommand({
 const seedsCommand = defineCommand({
   meta: { name: 'seeds', description: 'Run one scenario over a range of seeds; print the failing ones and a summary' },
   args: {
-    scenario: { type: 'positional', required: true, description: 'scenario name (see `svc sim list`)' },
+    ...scenarioArgs,
     from: { type: 'string', description: 'first seed (default 1)' },
     to: { type: 'string', description: 'last seed (default 1000)' },
-    nodes: { type: 'string', description: 'cluster size (default: the scenario’s own)' },
-    duration: { type: 'string', description: 'simulated seconds of the main phase, for scenarios that have one' },
   },
   async run({ args }) {
     const from = numberFlag(args.from) ?? 1;

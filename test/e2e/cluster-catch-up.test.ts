@@ -6,7 +6,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
-import { startSvcCluster, CLUSTER_TOKEN, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
+import { startSvcCluster, clusterAdmin, pathsOwnedBy, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
 import { fetchRaw, header } from '../support/http.js';
 import { ORIGIN_CLOCK_SKEW_MS } from '../../src/clustering/cluster-invalidator.js';
 
@@ -18,13 +18,9 @@ async function get(node: ClusterNodeProcess, path: string) {
 }
 
 async function admin(node: ClusterNodeProcess, path: string, body?: unknown) {
-  const answer = await fetchRaw(`${node.adminUrl}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${CLUSTER_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  assert.equal(answer.status, 200, `${path}: ${answer.body}`);
-  return JSON.parse(answer.body) as Record<string, unknown>;
+  const answer = await clusterAdmin(node, path, body);
+  assert.equal(answer.status, 200, `${path}: ${JSON.stringify(answer.json)}`);
+  return answer.json;
 }
 
 async function metric(node: ClusterNodeProcess, pattern: RegExp): Promise<number | undefined> {
@@ -43,17 +39,6 @@ async function eventually(check: () => Promise<boolean>, what: string, timeoutMs
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-async function pathsOwnedBy(asker: ClusterNodeProcess, owner: string, prefix: string, count: number): Promise<string[]> {
-  const paths: string[] = [];
-  for (let i = 0; paths.length < count && i < 1_000; i++) {
-    const path = `/${prefix}-${i}`;
-    const stats = await admin(asker, `/v1/stats?url=${encodeURIComponent(`http://${SITE}${path}`)}`);
-    if ((stats.ring as { owner: string }).owner === owner) paths.push(path);
-  }
-  assert.equal(paths.length, count, `${count} paths owned by ${owner}`);
-  return paths;
 }
 
 async function inWarmTier(node: ClusterNodeProcess, path: string): Promise<boolean> {

@@ -7,18 +7,13 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
-import { startSvcCluster, CLUSTER_TOKEN, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
+import { startSvcCluster, pathsOwnedBy, CLUSTER_TOKEN, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
 import { fetchRaw } from '../support/http.js';
 
 const SITE = 'shop.example';
 
 async function pathOwnedBy(asker: ClusterNodeProcess, owner: string, prefix: string): Promise<string> {
-  for (let i = 0; i < 500; i++) {
-    const path = `/${prefix}-${i}`;
-    const stats = await fetchRaw(`${asker.adminUrl}/v1/stats?url=${encodeURIComponent(`http://${SITE}${path}`)}`, { headers: { authorization: `Bearer ${CLUSTER_TOKEN}` } });
-    if ((JSON.parse(stats.body) as { ring: { owner: string } }).ring.owner === owner) return path;
-  }
-  throw new Error(`no path owned by ${owner}`);
+  return (await pathsOwnedBy(asker, owner, prefix, 1, SITE))[0]!;
 }
 
 async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {

@@ -19,7 +19,7 @@ import { createUdpTransport } from '../../transports/udp/index.js';
 import { encodeBatch } from '../../src/clustering/gossip-batches.js';
 import { encodeInvalidation } from '../../src/clustering/invalidation-message.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
-import { startSvcCluster, CLUSTER_TOKEN, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
+import { startSvcCluster, clusterAdmin, pathsOwnedBy, CLUSTER_TOKEN, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
 import { fetchRaw, header } from '../support/http.js';
 import { freePort } from '../support/free-port.js';
 
@@ -31,7 +31,7 @@ async function get(node: ClusterNodeProcess, path: string, headers: Record<strin
 }
 
 async function admin(node: ClusterNodeProcess, path: string) {
-  return JSON.parse((await fetchRaw(`${node.adminUrl}${path}`, { headers: { authorization: `Bearer ${CLUSTER_TOKEN}` } })).body) as Record<string, unknown>;
+  return (await clusterAdmin(node, path)).json;
 }
 
 async function metric(node: ClusterNodeProcess, pattern: RegExp): Promise<number> {
@@ -41,12 +41,7 @@ async function metric(node: ClusterNodeProcess, pattern: RegExp): Promise<number
 
 /** A path whose key `owner` owns, as `asker` sees the ring. */
 async function pathOwnedBy(asker: ClusterNodeProcess, owner: string, prefix: string): Promise<string> {
-  for (let i = 0; i < 500; i++) {
-    const path = `/${prefix}-${i}`;
-    const stats = await admin(asker, `/v1/stats?url=${encodeURIComponent(`http://${SITE}${path}`)}`);
-    if ((stats.ring as { owner: string }).owner === owner) return path;
-  }
-  throw new Error(`no path owned by ${owner}`);
+  return (await pathsOwnedBy(asker, owner, prefix, 1, SITE))[0]!;
 }
 
 /** A purge as a member would gossip it, in one datagram, in the clear. */

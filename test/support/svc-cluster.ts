@@ -199,3 +199,25 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
     close,
   };
 }
+
+/** An admin API call with the test clusters' token: its status and JSON answer. */
+export async function clusterAdmin(node: ClusterNodeProcess, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const answer = await fetchRaw(`${node.adminUrl}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${CLUSTER_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: answer.status, json: JSON.parse(answer.body) as Record<string, unknown> };
+}
+
+/** `count` paths `/<prefix>-<i>` of `site` whose key `owner` owns, as node `asker` sees the ring. */
+export async function pathsOwnedBy(asker: ClusterNodeProcess, owner: string, prefix: string, count = 1, site = 'shop.example'): Promise<string[]> {
+  const paths: string[] = [];
+  for (let i = 0; paths.length < count && i < 1_000; i++) {
+    const path = `/${prefix}-${i}`;
+    const stats = await clusterAdmin(asker, `/v1/stats?url=${encodeURIComponent(`http://${site}${path}`)}`);
+    if ((stats.json.ring as { owner: string }).owner === owner) paths.push(path);
+  }
+  if (paths.length < count) throw new Error(`only ${paths.length} of ${count} paths owned by ${owner}`);
+  return paths;
+}
