@@ -2,6 +2,7 @@
 // plan several times) and a 1,000-invalidation catch-up; the full runs are documented in
 // docs/simulation.md (`svc sim seeds invalidation-faults --from 1 --to 1000`, `svc sim run catch-up`).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,5 +51,16 @@ describe('svc invalidation scenarios', () => {
       const text = await readFile(join(simDir, file), 'utf8');
       assert.doesNotMatch(text, /from '(\.\.\/)+src\//, `sim/${file} imports src/`);
     }
+  });
+
+  test('the CLI lists svc\'s scenarios and runs one over a range of seeds', () => {
+    const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+    const list = spawnSync(process.execPath, [cli, 'sim', 'list'], { encoding: 'utf8' });
+    assert.match(list.stdout, /^invalidation-faults\s/m);
+    const seeds = spawnSync(process.execPath, [cli, 'sim', 'seeds', 'invalidation-faults', '--from', '2', '--to', '3'], { encoding: 'utf8' });
+    assert.equal(seeds.status, 0, seeds.stderr);
+    assert.match(seeds.stdout, /^invalidation-faults: seeds 2-3, 2 passed, 0 failed, wall time [\d.]+ s$/m);
+    const bad = spawnSync(process.execPath, [cli, 'sim', 'seeds', 'invalidation-faults', '--from', '5', '--to', '1'], { encoding: 'utf8' });
+    assert.equal(bad.status, 2);
   });
 });
