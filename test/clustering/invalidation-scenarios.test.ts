@@ -1,4 +1,4 @@
-// svc's simulator scenarios of issue 16. CI runs a batch of 100 seeds of invalidation-faults (every
+// svc's simulator scenarios of issue 16. CI runs a batch of 60 seeds of invalidation-faults (every
 // plan several times) and a 1,000-invalidation catch-up; the full runs are documented in
 // docs/simulation.md (`svc sim seeds invalidation-faults --from 1 --to 1000`, `svc sim run catch-up`).
 import assert from 'node:assert/strict';
@@ -13,7 +13,7 @@ import { SCENARIOS } from '../../sim/scenarios/index.js';
 import '../../src/clustering/scenarios/index.js';
 import { PLANS } from '../../src/clustering/scenarios/invalidation-faults.js';
 
-const CI_SEEDS = 100;
+const CI_SEEDS = 60;
 
 describe('svc invalidation scenarios', () => {
   test(`invalidation-faults: ${CI_SEEDS} seeds, every plan, every check passes`, async () => {

@@ -1,5 +1,4 @@
-// The sealed transport (cluster/security/): the conformance suite over sealed UDP and sealed libp2p
-// transports, then what sealing promises: forged, foreign-key and tampered packets, requests, answers
+// The sealed transport (cluster/security/): the conformance suite over sealed UDP, a sealed libp2p pair, then what sealing promises: forged, foreign-key and tampered packets, requests, answers
 // and broadcasts are refused and counted, a handler learns who asked from the seal, and secrets rotate.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +10,7 @@ import { createRandom, sealTransport, type SealedTransport, type Transport } fro
 import { SimNetwork } from '../../sim/sim-network.js';
 import { transportConformance, type ConformanceFactory } from './conformance.js';
 import { startUdpTransports, udpConformanceFactory } from './support/udp-network.js';
-import { libp2pConformanceFactory } from './fixtures/libp2p-nodes.js';
+import { libp2pTestNodes } from './fixtures/libp2p-nodes.js';
 
 const SECRET = Buffer.alloc(32, 0x5a);
 const OTHER_SECRET = Buffer.alloc(32, 0xa5);
@@ -27,7 +26,6 @@ function sealed(factory: ConformanceFactory, secrets: Buffer[]): ConformanceFact
 }
 
 transportConformance('udp (sealed with a cluster secret)', sealed(udpConformanceFactory(), [SECRET]));
-transportConformance('libp2p (sealed with a cluster secret)', sealed(libp2pConformanceFactory(), [SECRET]));
 
 function simNetwork(count: number): { network: SimNetwork; transports: Transport[] } {
   const network = new SimNetwork({ random: createRandom(3), nativeBroadcast: true });
@@ -110,6 +108,25 @@ describe('sealed transport', () => {
     after.sendPacket(before.localAddress, Buffer.from('new key'));
     await run(network, 50);
     assert.deepEqual(heard.sort(), ['after:old key', 'before:new key']);
+  });
+
+  test('over libp2p too: members exchange sealed traffic, a member with another secret is refused', async () => {
+    const nodes = await libp2pTestNodes(3);
+    try {
+      await Promise.all(nodes.transports.map((t) => t.start()));
+      const [member, peer, other] = [
+        sealTransport(nodes.transports[0]!, { secrets: [SECRET] }),
+        sealTransport(nodes.transports[1]!, { secrets: [SECRET] }),
+        sealTransport(nodes.transports[2]!, { secrets: [OTHER_SECRET] }),
+      ];
+      member.onRequest('purge', async (from, body) => Buffer.from(`${from === peer.localAddress}:${Buffer.from(body).toString()}`));
+      const answer = await peer.request(member.localAddress, 'purge', Buffer.from('ok'), { timeoutMs: 5_000 });
+      assert.equal(Buffer.from(answer).toString(), 'true:ok');
+      await assert.rejects(other.request(member.localAddress, 'purge', Buffer.from('forged'), { timeoutMs: 5_000 }), (error: TransportError) => error.code === 'remote');
+      assert.equal(member.counters().rejected.request, 1);
+    } finally {
+      await nodes.cleanup();
+    }
   });
 
   test('over UDP, a forged datagram and a forged POST /v1/peer/purge never reach the cluster code', async () => {
