@@ -7,7 +7,10 @@ import { banHides, type Ban } from './ban.js';
 import { keyParts, type KeyParts } from './url-key.js';
 
 export class BanList {
-  /** Every active ban, oldest first; creation times never decrease (the engine's clock is monotonic). */
+  /**
+   * Every active ban, oldest first. A ban made elsewhere arrives with the time it was made, which may be
+   * older than bans already here, so adding keeps the order by creation time.
+   */
   readonly #all: Ban[] = [];
   /** Bans with a host or path regex (and maybe a tag), oldest first: the ones the lazy check walks. */
   readonly #walked: Ban[] = [];
@@ -24,12 +27,12 @@ export class BanList {
   }
 
   add(ban: Ban): void {
-    this.#all.push(ban);
+    insertByCreation(this.#all, ban);
     if (ban.host === undefined && ban.path === undefined && ban.tag !== undefined) {
       const newest = this.#newestTagBanMs.get(ban.tag) ?? -Infinity;
       this.#newestTagBanMs.set(ban.tag, Math.max(newest, ban.createdMs));
     } else {
-      this.#walked.push(ban);
+      insertByCreation(this.#walked, ban);
     }
   }
 
@@ -74,4 +77,11 @@ export class BanList {
     }
     this.#walked.splice(0, walked);
   }
+}
+
+/** Inserts after every ban created no later than `ban`: O(1) for bans made in order, the usual case. */
+function insertByCreation(list: Ban[], ban: Ban): void {
+  let at = list.length;
+  while (at > 0 && (list[at - 1] as Ban).createdMs > ban.createdMs) at -= 1;
+  list.splice(at, 0, ban);
 }
