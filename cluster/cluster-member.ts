@@ -63,6 +63,11 @@ export interface ClusterMemberOptions {
    * active bans and recent invalidations. memberlist's Delegate LocalState/MergeRemoteState.
    */
   readonly delegate?: PushPullDelegate;
+  /**
+   * Which live members own keys on the ring, by their metadata (e.g. only those of one role or mode);
+   * every live member when absent. Called again whenever a member's metadata changes.
+   */
+  readonly ringMembers?: (member: MemberInfo) => boolean;
 }
 
 export interface ClusterCounters extends MembershipCounters {
@@ -120,7 +125,11 @@ export class ClusterMember {
       options.onListenerError?.(error);
     };
     this.emitter = new TypedEmitter<ClusterEvents>(reportError);
-    this.ownership = new OwnershipRing(() => this.membership.liveNames(), options.ringVnodes ?? DEFAULT_RING_VNODES);
+    const ringMembers = options.ringMembers;
+    this.ownership = new OwnershipRing(
+      ringMembers === undefined ? () => this.membership.liveNames() : () => this.liveNamesWhere(ringMembers),
+      options.ringVnodes ?? DEFAULT_RING_VNODES,
+    );
     this.membership = new Membership({
       name: options.name,
       transport: options.transport,
@@ -131,10 +140,7 @@ export class ClusterMember {
       events: this.emitter,
       delegate: options.delegate,
       onDelegateError: reportError,
-      onLiveSetChanged: () => {
-        this.ownership.markChanged();
-        if (this.emitter.has('ring')) this.emitter.emit('ring', { version: this.ownership.version });
-      },
+      onLiveSetChanged: () => this.ringChanged(),
       onUserBroadcast: (origin, payload) => {
         for (const handler of [...this.broadcastHandlers]) {
           try {
@@ -145,6 +151,19 @@ export class ClusterMember {
         }
       },
     });
+    // Who owns keys may depend on metadata: a change of it is a change of the ring.
+    if (ringMembers !== undefined) this.emitter.on('update', () => this.ringChanged());
+  }
+
+  private ringChanged(): void {
+    this.ownership.markChanged();
+    if (this.emitter.has('ring')) this.emitter.emit('ring', { version: this.ownership.version });
+  }
+
+  private liveNamesWhere(accept: (member: MemberInfo) => boolean): string[] {
+    const names: string[] = [];
+    for (const record of this.membership.records()) if (record.isLive && accept(record.snapshot())) names.push(record.name);
+    return names;
   }
 
   /** Starts the transport, then probing, gossip and periodic push-pull. */
@@ -209,6 +228,11 @@ export class ClusterMember {
 
   get ring(): RingView {
     return this.ownership;
+  }
+
+  /** Largest payload `broadcast` takes (it must fit one packet with the message's header). */
+  get maxBroadcastBytes(): number {
+    return this.membership.maxBroadcastBytes;
   }
 
   /** Sends `payload` to every member through the gossip queue (at-most-once delivery per member). */

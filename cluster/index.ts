@@ -36,6 +36,11 @@ export {
 } from './errors.js';
 export { MalformedMessageError, UnsupportedWireVersionError } from './codec/errors.js';
 
+// Authentication and encryption of a transport's traffic under a cluster secret.
+export { sealTransport, SealedTransport, SEALED_PACKET_OVERHEAD_BYTES, UnauthenticatedRequestError } from './security/sealed-transport.js';
+export type { RejectedPath, SealedTransportCounters, SealedTransportOptions } from './security/sealed-transport.js';
+export { ClusterSecretError, MIN_SECRET_BYTES } from './security/cluster-keys.js';
+
 // The protocol's math, as plain functions.
 export {
   expectedSuspicionConfirmations,

@@ -2,7 +2,8 @@
 // PractRand-clean, four 32-bit words of state) seeded through cyrb128, a string hash that spreads any
 // seed text over all 128 bits. Forks hash the parent's seed text with the fork's label, so a fork
 // depends only on (seed, label) and never on how many draws the parent has made.
-// This file and system-clock.ts are the only places in cluster/ that may touch real entropy.
+// This file, system-clock.ts and security/system-nonces.ts are the only places in cluster/ that may touch
+// real entropy.
 import { randomInt } from 'node:crypto';
 import type { Random } from './random.js';
 

@@ -7,8 +7,10 @@ import {
   createClusterMember,
   resolveMembershipConfig,
   type ClusterMember,
+  type ClusterMemberOptions,
   type MembershipConfig,
   type Random,
+  type Transport,
 } from '../cluster/index.js';
 import type { LinkOptions } from './link.js';
 import { SimNetwork } from './sim-network.js';
@@ -22,6 +24,10 @@ export interface SimClusterOptions {
   link?: Partial<LinkOptions>;
   /** Overrides of the cluster's default profile (e.g. `lifeguard: false`). */
   config?: Partial<MembershipConfig>;
+  /** More options of node `index`'s member (a consumer's push-pull delegate, metadata), per instance. */
+  memberOptions?: (index: number) => Partial<Pick<ClusterMemberOptions, 'delegate' | 'metadata' | 'onListenerError' | 'ringMembers'>>;
+  /** Wraps the simulated transport of node `index` (e.g. to seal its traffic), per instance. */
+  wrapTransport?: (transport: Transport, index: number) => Transport;
 }
 
 /** Called for every member the harness creates, restarts included, so scenarios can listen to it. */
@@ -39,8 +45,12 @@ export class SimCluster {
   /** Live members (alive or suspect, self included) each member knows of, kept from its events. */
   private readonly liveCounts: Int32Array;
   private readonly hooks: MemberHook[] = [];
+  private readonly memberOptions: SimClusterOptions['memberOptions'];
+  private readonly wrapTransport: SimClusterOptions['wrapTransport'];
 
   constructor(options: SimClusterOptions) {
+    this.memberOptions = options.memberOptions;
+    this.wrapTransport = options.wrapTransport;
     this.size = options.nodes;
     this.network = new SimNetwork({ random: options.random.fork('network'), link: options.link });
     this.clock = this.network.clock;
@@ -77,8 +87,9 @@ export class SimCluster {
   async start(index: number): Promise<ClusterMember> {
     const node = this.network.node(this.addresses[index]!);
     const member = createClusterMember({
+      ...this.memberOptions?.(index),
       name: this.names[index]!,
-      transport: node.transport,
+      transport: this.wrapTransport?.(node.transport, index) ?? node.transport,
       clock: node.clock,
       random: node.random,
       config: this.config,

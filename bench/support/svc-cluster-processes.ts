@@ -11,6 +11,8 @@ import { freePort, startProcess, type Started } from './processes.js';
 export { freePort };
 
 const SVC_CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+/** The benchmark clusters' `cluster.secret` (32 bytes, base64). */
+const BENCH_CLUSTER_SECRET = Buffer.from('svc-bench-cluster-secret-32bytes').toString('base64');
 export const BENCH_ADMIN_TOKEN = 'bench-cluster-token-0123456789';
 
 /** Startup and membership convergence of a handful of local nodes take a few seconds; 30 s means broken. */
@@ -28,6 +30,10 @@ export interface BenchNode {
 
 export interface BenchCluster {
   nodes: BenchNode[];
+  /** SIGKILL: no leave, no flush, as a crash. */
+  kill(name: string): Promise<void>;
+  /** Starts a killed node again with its config and warm tier; resolves once it answers /healthz. */
+  relaunch(name: string): Promise<void>;
   /** Stops every node (SIGTERM, SIGKILL after 5 s) and removes the config directory. */
   stop(): Promise<void>;
 }
@@ -38,6 +44,8 @@ export interface BenchClusterOptions {
   originUrl: string;
   /** Required by strong mode; one hop reaches the owner, two leave room for a ring change in flight. */
   hopLimit: number;
+  /** Give each node a warm tier (and so a journal and invalidation log on disk). */
+  warm?: boolean;
 }
 
 async function getJson(url: string): Promise<unknown> {
@@ -76,6 +84,7 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
   }
   const seeds = described.map((node) => `"${node.clusterAddress}"`).join(', ');
   const nodes: BenchNode[] = [];
+  const configPaths = new Map<string, string>();
   const stop = async (): Promise<void> => {
     await Promise.all(nodes.map((node) => node.process.stop()));
     await rm(dir, { recursive: true, force: true });
@@ -93,9 +102,11 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
           'workers: 1',
           `pools: [{ name: origin, upstreams: ["${options.originUrl}"], connect_timeout: 1s, response_timeout: 5s }]`,
           'routes: [{ name: all, pool: origin }]',
-          `cluster: { mode: ${options.mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", join: [${seeds}] }`,
+          ...(options.warm ? [`warm: { path: ${JSON.stringify(join(dir, node.name, 'warm'))}, max_bytes: 100000000 }`] : []),
+          `cluster: { mode: ${options.mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", secret: "${BENCH_CLUSTER_SECRET}", join: [${seeds}] }`,
         ].join('\n'),
       );
+      configPaths.set(node.name, configPath);
       nodes.push({ ...node, process: startProcess(process.execPath, [SVC_CLI, 'serve', '--config', configPath]) });
     }
     await waitUntil(
@@ -125,5 +136,34 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
     await stop();
     throw error;
   }
-  return { nodes, stop };
+  const named = (name: string): BenchNode => {
+    const node = nodes.find((candidate) => candidate.name === name);
+    if (node === undefined) throw new Error(`no node ${name}`);
+    return node;
+  };
+  return {
+    nodes,
+    stop,
+    async kill(name) {
+      const { child } = named(name).process;
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      await new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      });
+    },
+    async relaunch(name) {
+      const node = named(name);
+      node.process = startProcess(process.execPath, [SVC_CLI, 'serve', '--config', configPaths.get(name)!]);
+      await waitUntil(
+        async () => {
+          const health = await request(`${node.adminUrl}/healthz`);
+          await health.body.dump();
+          return health.statusCode === 200;
+        },
+        [node],
+        `${name} to answer /healthz`,
+      );
+    },
+  };
 }

@@ -1044,6 +1044,13 @@ export class Membership {
     this.emit('update', this.self);
   }
 
+  /** Largest payload `broadcast` accepts: a packet minus its version byte and the message's own header. */
+  get maxBroadcastBytes(): number {
+    const header = encodeMessage({ kind: 'user', origin: this.self.name, seq: Number.MAX_SAFE_INTEGER, payload: EMPTY_BYTES }).length;
+    // Past 127 bytes, the payload's length prefix and the message's body length take a byte more each.
+    return this.transport.maxPacketBytes - 1 - header - 2;
+  }
+
   /** Queues a user broadcast; it must fit one packet on its own. */
   broadcast(payload: Uint8Array): void {
     const seq = ++this.userSeq;

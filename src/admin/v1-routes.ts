@@ -4,7 +4,7 @@
 // wire types of src/api.
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
-import type { Invalidator } from '../invalidation/invalidator.js';
+import type { InvalidationResult, Invalidator } from '../invalidation/invalidator.js';
 import { BanLimitError, InvalidBanError, InvalidUrlError } from '../invalidation/errors.js';
 import { ABSOLUTE_URL_EXPECTATION, isAbsoluteHttpUrl } from '../api/absolute-url.js';
 import { PURGE_BATCH_MAX_URLS } from '../api/limits.js';
@@ -100,6 +100,11 @@ async function rejectingInvalidUrl<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** What the cluster's fan-out did, in a strong-mode cluster (see responses.ts). */
+function fanOutFields(result: InvalidationResult): { peers_confirmed?: number; peers_missed?: number } {
+  return result.peers === undefined ? {} : { peers_confirmed: result.peers.confirmed, peers_missed: result.peers.missed };
+}
+
 export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
   const { invalidator } = deps;
   const check = acceptingSession(createTokenCheck(deps.adminToken, deps.authGuard), deps.sessions);
@@ -109,8 +114,8 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
     '/v1/purge',
     requireToken(check, async (request, response) => {
       const { url } = await readJsonBody(request.raw, purgeRequestSchema);
-      const { count, keys } = await rejectingInvalidUrl(() => invalidator.purge(url));
-      sendJson(response, 200, { status: STATUS.purged, count, keys } satisfies PurgeResponse);
+      const result = await rejectingInvalidUrl(() => invalidator.purge(url));
+      sendJson(response, 200, { status: STATUS.purged, count: result.count, keys: result.keys, ...fanOutFields(result) } satisfies PurgeResponse);
     }),
   );
 
@@ -120,8 +125,8 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
     requireToken(check, async (request, response) => {
       const { urls } = await readJsonBody(request.raw, purgeBatchRequestSchema);
       if (urls.length > PURGE_BATCH_MAX_URLS) throw new BatchTooLargeError(urls.length);
-      const { count, failed } = await invalidator.purgeBatch(urls);
-      sendJson(response, 200, { status: STATUS.purged, count, failed } satisfies PurgeBatchResponse);
+      const result = await invalidator.purgeBatch(urls);
+      sendJson(response, 200, { status: STATUS.purged, count: result.count, failed: result.failed, ...fanOutFields(result) } satisfies PurgeBatchResponse);
     }),
   );
 
@@ -130,16 +135,16 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
     '/v1/ban',
     requireToken(check, async (request, response) => {
       const spec = await readJsonBody(request.raw, banRequestSchema);
-      let count: number;
+      let result: InvalidationResult;
       try {
         deps.admitBan(spec);
-        ({ count } = await invalidator.ban(spec));
+        result = await invalidator.ban(spec);
       } catch (error) {
         if (error instanceof InvalidBanError) throw new BanRejectedError(error);
         if (error instanceof BanLimitError) throw new TooManyBansError(error);
         throw error;
       }
-      sendJson(response, 200, { status: STATUS.banned, count } satisfies BanResponse);
+      sendJson(response, 200, { status: STATUS.banned, count: result.count, ...fanOutFields(result) } satisfies BanResponse);
     }),
   );
 
@@ -148,8 +153,8 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
     '/v1/refresh',
     requireToken(check, async (request, response) => {
       const { url } = await readJsonBody(request.raw, refreshRequestSchema);
-      const { count, keys } = await rejectingInvalidUrl(() => invalidator.refresh(url));
-      sendJson(response, 200, { status: STATUS.refreshed, count, keys } satisfies RefreshResponse);
+      const result = await rejectingInvalidUrl(() => invalidator.refresh(url));
+      sendJson(response, 200, { status: STATUS.refreshed, count: result.count, keys: result.keys, ...fanOutFields(result) } satisfies RefreshResponse);
     }),
   );
 

@@ -15,23 +15,30 @@ export type ErrorResponse = v.InferOutput<typeof errorResponseSchema>;
 export const STATUS = { purged: 'purged', banned: 'banned', refreshed: 'refreshed', ok: 'ok' } as const;
 
 /**
+ * In a strong-mode cluster, what the HTTP fan-out of an invalidation did (issue 16): peers that
+ * confirmed they applied it, and peers that did not answer within cluster.peer_timeout (gossip and
+ * catch-up still bring it to them). Absent on a single node and in eventual mode.
+ */
+const fanOutFields = { peers_confirmed: v.optional(count), peers_missed: v.optional(count) };
+
+/**
  * `count`: stored variants removed across both tiers, 0 when the URL matched nothing; `keys`: the
  * primary keys the URL names (its own scheme first, then the other scheme's copy), as the data plane
  * builds them, so an operator can compare them with `/v1/debug/cachecheck`.
  */
-export const purgeResponseSchema = v.object({ status: v.literal(STATUS.purged), count, keys: v.array(v.string()) });
+export const purgeResponseSchema = v.object({ status: v.literal(STATUS.purged), count, keys: v.array(v.string()), ...fanOutFields });
 export type PurgeResponse = v.InferOutput<typeof purgeResponseSchema>;
 
 /** `count`: stored variants removed across both tiers; `failed`: entries that were not valid URLs. */
-export const purgeBatchResponseSchema = v.object({ status: v.literal(STATUS.purged), count, failed: count });
+export const purgeBatchResponseSchema = v.object({ status: v.literal(STATUS.purged), count, failed: count, ...fanOutFields });
 export type PurgeBatchResponse = v.InferOutput<typeof purgeBatchResponseSchema>;
 
 /** `count`: hot-tier entries the ban's eager eviction removed (the answer waits for that walk); warm-tier matches are hidden by the lazy check. */
-export const banResponseSchema = v.object({ status: v.literal(STATUS.banned), count });
+export const banResponseSchema = v.object({ status: v.literal(STATUS.banned), count, ...fanOutFields });
 export type BanResponse = v.InferOutput<typeof banResponseSchema>;
 
 /** `count`: stored variants marked stale, 0 when the URL matched nothing; `keys` as for a purge. */
-export const refreshResponseSchema = v.object({ status: v.literal(STATUS.refreshed), count, keys: v.array(v.string()) });
+export const refreshResponseSchema = v.object({ status: v.literal(STATUS.refreshed), count, keys: v.array(v.string()), ...fanOutFields });
 export type RefreshResponse = v.InferOutput<typeof refreshResponseSchema>;
 
 export const authCheckResponseSchema = v.object({ status: v.literal(STATUS.ok) });

@@ -108,19 +108,22 @@ export class TieredCache {
   }
 
   /**
-   * Replaces every stored variant of `key`, in each tier, with `change(entry)`; returns how many
-   * distinct variants changed. A warm copy that cannot be rewritten (its write queue is full) is
-   * deleted, so a restart never brings back the unchanged entry.
+   * Replaces every stored variant of `key`, in each tier, with `change(entry)` (undefined leaves that
+   * variant as it is); returns how many distinct variants changed. A warm copy that cannot be
+   * rewritten (its write queue is full) is deleted, so a restart never brings back the unchanged entry.
    */
-  rewriteVariants(key: string, change: (entry: CacheEntry) => CacheEntry): number {
+  rewriteVariants(key: string, change: (entry: CacheEntry) => CacheEntry | undefined): number {
     const changed = new Set<string>();
     for (const entry of this.hot.peek(key)) {
+      const replacement = change(entry);
       // A replacement of the same size always fits where the entry was.
-      if (this.#putHot(change(entry)) === 'stored') changed.add(entry.variantKey);
+      if (replacement !== undefined && this.#putHot(replacement) === 'stored') changed.add(entry.variantKey);
     }
     if (this.warm) {
       for (const entry of this.warm.peek(key)) {
-        if (this.warm.put(change(entry)) !== 'stored') this.warm.delete(key, entry.variantKey);
+        const replacement = change(entry);
+        if (replacement === undefined) continue;
+        if (this.warm.put(replacement) !== 'stored') this.warm.delete(key, entry.variantKey);
         changed.add(entry.variantKey);
       }
     }

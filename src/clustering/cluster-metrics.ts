@@ -7,9 +7,19 @@ import type { PeerFetchCounters } from './peer-fetcher.js';
 export interface ClusterMetrics {
   delivery: DeliveryCounters;
   peerFetch: PeerFetchCounters;
+  /** 1 while the node is catching up with the cluster's invalidations, 0 once it has. */
+  catchingUp: (value: 0 | 1) => void;
+  /** A catch-up found the node away for longer than a peer's log reaches back. */
+  catchUpGap: () => void;
 }
 
-export function registerClusterMetrics(registry: Registry, mode: ClusterMode, gossipDrops: () => number): ClusterMetrics {
+export interface ClusterMetricSources {
+  gossipDrops: () => number;
+  /** Inputs refused for want of authentication, by path (packet, request, answer, broadcast). */
+  authRejected: () => Record<string, number>;
+}
+
+export function registerClusterMetrics(registry: Registry, mode: ClusterMode, sources: ClusterMetricSources): ClusterMetrics {
   const registers = [registry];
   new Gauge({ name: 'svc_cluster_mode_info', help: 'The cluster.mode this node runs (value always 1).', labelNames: ['mode'], registers }).set(
     { mode },
@@ -51,15 +61,45 @@ export function registerClusterMetrics(registry: Registry, mode: ClusterMode, go
     registers,
     collect() {
       this.reset();
-      this.inc(gossipDrops());
+      this.inc(sources.gossipDrops());
     },
+  });
+  new Counter({
+    name: 'svc_cluster_auth_rejected_total',
+    help: 'Cluster inputs refused because no key of the cluster opened them (forged, foreign or in the clear), by path.',
+    labelNames: ['path'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [path, count] of Object.entries(sources.authRejected())) this.inc({ path }, count);
+    },
+  });
+  const applied = new Counter({
+    name: 'svc_cluster_invalidations_applied_total',
+    help: 'Invalidations made on other nodes and applied here, by the path that brought them first.',
+    labelNames: ['type', 'path'],
+    registers,
+  });
+  const catchingUp = new Gauge({
+    name: 'svc_cluster_catching_up',
+    help: 'Whether the node is catching up with the invalidations it missed (1) or has caught up (0).',
+    registers,
+  });
+  catchingUp.set(1);
+  const gaps = new Counter({
+    name: 'svc_cluster_catch_up_gaps_total',
+    help: 'Catch-ups that found the node away longer than a peer log reaches back: older entries distrusted.',
+    registers,
   });
   return {
     delivery: {
       http: (type) => http.inc({ type }),
       gossip: (type) => gossip.inc({ type }),
       failure: (type, reason) => failures.inc({ type, reason }),
+      applied: (type, path) => applied.inc({ type, path }),
     },
+    catchingUp: (value) => catchingUp.set(value),
+    catchUpGap: () => gaps.inc(),
     peerFetch: {
       hit: () => peerHits.inc(),
       miss: () => peerMisses.inc(),

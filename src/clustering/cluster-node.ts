@@ -1,23 +1,29 @@
 // A clustered svc node (spec §1.4): the cluster member over the configured transport, the delivery of
 // invalidations its mode calls for, peer fetch in strong mode, mode-drift detection, and what the admin
 // API shows of the cluster. The cluster library knows nothing of caching; this is where svc plugs in.
-import { randomUUID } from 'node:crypto';
-import { createClusterMember, type ClusterMember, type Transport } from '../../cluster/index.js';
-import { clusterSecurityWarning, createUdpTransport, decodeGossipKeys, loadTlsMaterial } from '../../transports/udp/index.js';
+import { randomBytes } from 'node:crypto';
+import { createClusterMember, systemClock, type ClusterMember } from '../../cluster/index.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observe/logger.js';
 import type { NodeMetrics } from '../observe/metrics.js';
 import type { Readiness } from '../node/readiness.js';
 import type { Invalidator } from '../invalidation/invalidator.js';
 import type { Peer } from '../api/responses.js';
+import type { CacheEntry } from '../cache/entry.js';
 import { placementKey } from '../cache/policy/cache-key.js';
 import { keyOfUrl } from '../invalidation/url-key.js';
 import { buildInfo } from '../version/build-info.js';
-import { InvalidationDelivery, type ClusterMode } from './invalidation-delivery.js';
+import type { ClusterMode } from './invalidation-delivery.js';
 import { ClusterInvalidator, applyRemoteInvalidation } from './cluster-invalidator.js';
+import type { CaughtUpHow } from './catch-up.js';
+import { InvalidationSync } from './invalidation-sync.js';
+import { InvalidationLog, type LogRecord } from './invalidation-log.js';
+import { MemoryLogStore, openFileLogStore, type FileLogStore } from './log-stores.js';
+import { createClusterTransport, type ClusterTransport } from './cluster-transport.js';
+import { rejectionLog } from './rejection-log.js';
 import { registerClusterMetrics } from './cluster-metrics.js';
-import { missingLibp2pMessage, missingLibp2pPackages } from './libp2p-packages.js';
 import { PeerFetcher, type PeerFetcherOptions } from './peer-fetcher.js';
+import { PeerRouting } from './peer-routing.js';
 import { RingShares, peerView } from './peer-view.js';
 
 type ClusterConfig = NonNullable<Config['cluster']>;
@@ -35,7 +41,24 @@ export interface ClusterNodeOptions {
   dataPlaneUrl: () => string;
   /** The fresh entry that answers a plain request for a key as a HIT (the node's cache flow). */
   freshEntry: PeerFetcherOptions['freshEntry'];
+  /** Whether the node's tiers hold any entry (a node with nothing cached has nothing to distrust). */
+  holdsEntries: () => boolean;
+  /** Where the invalidation log is kept (beside the engine's journal); memory without one. */
+  stateDir: string | undefined;
   now: () => number;
+}
+
+/** Cluster-wide ids: 96 random bits, 16 characters. */
+function newInvalidationId(): string {
+  return randomBytes(12).toString('base64url');
+}
+
+/**
+ * What a gap is answered with: a ban on everything fetched before the time the peer's log reaches
+ * back to, local to this node (never sent on). Its id names it in the list of active bans.
+ */
+function gapBan(atMs: number): { spec: { path_regex: string }; origin: { id: string; atMs: number } } {
+  return { spec: { path_regex: '^' }, origin: { id: `catch-up-gap-${atMs}`, atMs } };
 }
 
 export interface RingStats {
@@ -47,68 +70,65 @@ export interface RingStats {
   owner: string | null;
 }
 
-/** Peer fetches may wait on the owner's origin fetch: as long as the slowest pool allows, plus 1 s. */
-function peerFetchTimeoutMs(config: Config): number {
-  return Math.max(...config.pools.map((pool) => pool.connect_timeout + pool.response_timeout)) + 1_000;
-}
-
-async function createTransport(cluster: ClusterConfig, limits: Config['limits']): Promise<Transport & { security?: Parameters<typeof clusterSecurityWarning>[0] }> {
-  if (cluster.transport === 'libp2p') {
-    const missing = missingLibp2pPackages();
-    if (missing.length > 0) throw new Error(`cluster.transport: ${missingLibp2pMessage(missing)}`);
-    const { createLibp2pTransport } = await import('../../transports/libp2p/index.js');
-    const libp2p = cluster.libp2p!;
-    return createLibp2pTransport({
-      dataDir: libp2p.data_dir,
-      allowedPeerIds: libp2p.allowed_peer_ids,
-      listen: cluster.bind,
-      ...(cluster.advertise ? { advertise: cluster.advertise } : {}),
-    });
-  }
-  return createUdpTransport({
-    bind: cluster.bind,
-    // The cluster listener is on the network too: the edge's header limits apply to it (issue 14).
-    headersTimeoutMs: limits.header_timeout,
-    maxHeaderBytes: limits.max_header_bytes,
-    ...(cluster.advertise ? { advertise: cluster.advertise } : {}),
-    ...(cluster.tls ? { tls: await loadTlsMaterial(cluster.tls) } : {}),
-    ...(cluster.gossip_keys ? { gossipKeys: decodeGossipKeys(cluster.gossip_keys) } : {}),
-  });
-}
-
 export class ClusterNode {
   readonly mode: ClusterMode;
   readonly invalidator: ClusterInvalidator;
   readonly peerFetcher: PeerFetcher | undefined;
-  private readonly delivery: InvalidationDelivery;
+  private readonly sync: InvalidationSync;
   private readonly shares: RingShares;
   private readonly driftLogged = new Set<string>();
+  /** Entries fetched before this node started are not served until it has caught up. */
+  private readonly startedAtMs: number;
 
   private constructor(
     readonly member: ClusterMember,
     private readonly options: ClusterNodeOptions,
+    log: InvalidationLog,
+    private readonly logStore: FileLogStore | undefined,
+    private readonly transport: ClusterTransport,
   ) {
-    const { config, metrics, logger } = options;
+    const { config, metrics, logger, local, now } = options;
     this.mode = config.cluster.mode;
-    const clusterMetrics = registerClusterMetrics(metrics.registry, this.mode, () => member.counters().gossipDrops);
-    this.delivery = new InvalidationDelivery({
-      member,
-      mode: this.mode,
-      apply: (message) => applyRemoteInvalidation(options.local, message),
-      // The ring places a key by its scheme-less part, so the owner holds both schemes' copies.
-      keyOf: (url) => placementKey(keyOfUrl(url) ?? url),
-      counters: clusterMetrics.delivery,
-      newId: randomUUID,
-      now: options.now,
-      onError: (error) => logger.warn({ err: error }, 'applying an invalidation from a peer failed'),
+    this.startedAtMs = now();
+    const clusterMetrics = registerClusterMetrics(metrics.registry, this.mode, {
+      gossipDrops: () => member.counters().gossipDrops,
+      authRejected: () => transport.rejected(),
     });
-    this.invalidator = new ClusterInvalidator(options.local, this.delivery, randomUUID);
+    this.sync = new InvalidationSync(member, {
+      mode: this.mode,
+      log,
+      apply: (message) => applyRemoteInvalidation(local, message, now()),
+      counters: clusterMetrics.delivery,
+      clock: systemClock,
+      now,
+      session: newInvalidationId(),
+      peerTimeoutMs: config.cluster.peer_timeout,
+      distrustBefore: async (atMs) => {
+        const { spec, origin } = gapBan(atMs);
+        await local.ban(spec, origin);
+        clusterMetrics.catchUpGap();
+      },
+      holdsEntries: options.holdsEntries,
+      onCaughtUp: (how) => {
+        clusterMetrics.catchingUp(0);
+        this.caughtUp(how);
+      },
+      onError: (error) => logger.warn({ err: error }, 'an invalidation from a peer could not be applied; catch-up tries again'),
+    });
+    this.invalidator = new ClusterInvalidator({
+      local,
+      delivery: this.sync.delivery,
+      mode: this.mode,
+      newId: newInvalidationId,
+      now,
+      onPublishError: (error) => logger.error({ err: error }, 'an invalidation applied here could not be sent to the cluster; catch-up will carry it'),
+    });
     this.peerFetcher =
       this.mode === 'strong'
         ? new PeerFetcher({
             member,
+            routing: new PeerRouting(member, config.cluster.peer_timeout),
             hopLimit: config.hop_limit!,
-            timeoutMs: peerFetchTimeoutMs(config),
             dataPlaneUrl: options.dataPlaneUrl,
             counters: clusterMetrics.peerFetch,
             freshEntry: options.freshEntry,
@@ -121,33 +141,58 @@ export class ClusterNode {
   /** Builds the node (nothing is sent yet); `start` joins the cluster. */
   static async create(options: ClusterNodeOptions): Promise<ClusterNode> {
     const { cluster } = options.config;
-    const transport = await createTransport(cluster, options.config.limits);
-    const warning = transport.security ? clusterSecurityWarning(transport.security) : null;
-    if (warning) options.logger.warn({ transport: cluster.transport }, warning);
+    let records: LogRecord[] = [];
+    let fileStore: FileLogStore | undefined;
+    if (options.stateDir !== undefined) ({ store: fileStore, records } = await openFileLogStore(options.stateDir));
+    const log = InvalidationLog.restore(records, { store: fileStore ?? new MemoryLogStore(), keyOf: keyOfUrl, now: options.now });
+    const clusterTransport = await createClusterTransport(cluster, options.config.limits, rejectionLog(options.logger));
     // The delegate needs the node, and the node needs the member: the delegate reads it once both exist.
     const built: { node?: ClusterNode } = {};
     const member = createClusterMember({
       name: cluster.node_name,
-      transport,
+      transport: clusterTransport.transport,
       metadata: { mode: cluster.mode, admin: options.adminAddress, version: buildInfo().version },
-      // Recent invalidations ride on push-pull, so a node back from a partition or a restart applies
-      // what it missed (issue 7 item 4).
-      delegate: {
-        pushPullState: () => built.node?.delivery.state() ?? new Uint8Array(0),
-        mergeRemoteState: (state) => built.node?.delivery.merge(state),
-      },
+      // The invalidation log's digest rides on push-pull, so a node back from a partition or a restart
+      // fetches what it missed (catch-up.ts).
+      delegate: InvalidationSync.delegate(() => built.node?.sync),
+      // Spec §1.4: every node runs one mode. One that runs the other is a drift and owns no keys, so no
+      // request of this cluster is routed to a cache that keys and invalidates differently.
+      ringMembers: (member) => member.metadata.mode === cluster.mode,
       onListenerError: (error) => options.logger.warn({ err: error }, 'cluster listener failed'),
     });
-    built.node = new ClusterNode(member, options);
+    built.node = new ClusterNode(member, options, log, fileStore, clusterTransport);
     return built.node;
+  }
+
+  /**
+   * Whether the data plane may serve `entry`: not while the node is catching up, if it was cached
+   * before the node started (an invalidation the node missed may hide it).
+   */
+  servable(entry: CacheEntry): boolean {
+    return this.sync.catchUp.caughtUp || entry.requestTimeMs >= this.startedAtMs;
+  }
+
+  private caughtUp(how: CaughtUpHow): void {
+    const { readiness, logger } = this.options;
+    if (how.kind === 'alone') {
+      readiness.set('cluster_caught_up', true, `alone: ${how.reason}`);
+      logger.info({ reason: how.reason }, 'caught up with the cluster: alone');
+      return;
+    }
+    const gap = how.gapBeforeMs === undefined ? '' : `; away longer than its log reaches back: entries fetched before ${new Date(how.gapBeforeMs).toISOString()} are distrusted`;
+    readiness.set('cluster_caught_up', true, `caught up from ${how.peer}: ${how.applied} invalidations applied${gap}`);
+    const fields = { peer: how.peer, applied: how.applied, gap_before: how.gapBeforeMs === undefined ? null : new Date(how.gapBeforeMs).toISOString() };
+    if (how.gapBeforeMs === undefined) logger.info(fields, 'caught up with the cluster');
+    else logger.warn(fields, 'caught up with the cluster after a gap: older cached entries are distrusted');
   }
 
   /** Starts the member (ring_build), then joins through the seeds in the background (join). */
   async start(): Promise<void> {
     const { readiness, config, logger } = this.options;
+    this.reportSecurity();
     readiness.expect('cluster_joined', 'joining the cluster');
+    readiness.expect('cluster_caught_up', 'catching up with the invalidations made while this node was away');
     readiness.set('cluster_mode_consistent', true, `every member runs ${this.mode}`, false);
-    this.delivery.start();
     this.peerFetcher?.start();
     for (const event of ['join', 'update', 'leave', 'fail'] as const) this.member.on(event, () => this.checkModes());
     // Joined once any peer is live in our view, whoever initiated it: when nodes start together, the
@@ -157,9 +202,12 @@ export class ClusterNode {
       readiness.set('cluster_joined', true, `member of a cluster with ${peer.name}`);
       joinedBy();
     });
-    await readiness.phase('ring_build', () => this.member.start());
-    const self = new Set([config.cluster.bind, config.cluster.advertise, this.member.localMember.address]);
+    // Catch-up starts before the member can hear from anyone: a first node knows how far back its log
+    // reaches (its start) before a peer can ask, so the peer never takes that for a later time.
+    const self = new Set([config.cluster.bind, config.cluster.advertise]);
     const seeds = config.cluster.join.filter((seed) => !self.has(seed));
+    this.sync.start(seeds.length);
+    await readiness.phase('ring_build', () => this.member.start());
     if (seeds.length === 0) {
       readiness.set('cluster_joined', true, 'first node: no seed to join');
       return;
@@ -172,6 +220,22 @@ export class ClusterNode {
         }
       })
       .catch((error: unknown) => logger.warn({ err: error }, 'cluster join stopped'));
+  }
+
+  /**
+   * A node that runs its cluster open (`cluster.insecure`) says so loudly and keeps saying so in its
+   * readiness detail; advisory, as every node of such a cluster shares the condition.
+   */
+  private reportSecurity(): void {
+    const { readiness, logger, config } = this.options;
+    const by = this.transport.authenticatedBy;
+    if (by !== undefined) {
+      readiness.set('cluster_authenticated', true, `cluster traffic is authenticated by ${by}`, false);
+      return;
+    }
+    const reason = `cluster.insecure is true: anyone who can reach ${config.cluster.bind} can join the cluster, read cached objects and purge or ban them`;
+    readiness.set('cluster_authenticated', false, reason, false);
+    logger.error({ transport: config.cluster.transport }, `cluster traffic is NOT authenticated: ${reason}. Set cluster.secret.`);
   }
 
   /** Spec §1.4: every node must run one mode; another mode seen is a configuration drift. */
@@ -212,9 +276,10 @@ export class ClusterNode {
 
   /** Leaves gracefully (peers learn at once rather than by failure detection), then stops. */
   async stop(): Promise<void> {
-    this.delivery.stop();
+    this.sync.stop();
     await this.member.leave({ timeoutMs: 1_000 }).catch(() => undefined);
     await this.member.stop();
     await this.peerFetcher?.close();
+    await this.logStore?.close();
   }
 }

@@ -8,6 +8,7 @@
 // a stale entry, a conditional or range request) goes through its own data plane, over loopback, with
 // a hop header that keeps the request there: the owner's cache flow (coalescing, storing, freshness,
 // invalidation) stays the one code path, as a Varnish shard director forwards to the owning Varnish.
+// Which owner to ask, for how long, and when to give up on it is peer-routing.ts's business.
 import { Pool } from 'undici';
 import type { RequestHandler, RequestOptions } from '../../cluster/index.js';
 import type { CacheResult } from '../observe/metrics.js';
@@ -21,15 +22,10 @@ import type { CachingRoute } from '../proxy/cache-flow.js';
 import type { Exchange } from '../proxy/exchange.js';
 import { passThrough } from '../proxy/pass-through.js';
 import { decodePeerFetchAnswer, decodePeerFetchRequest, encodePeerFetchAnswer, encodePeerFetchRequest, type PeerFetchRequest } from './peer-fetch-wire.js';
+import { PEER_HOP_HEADER, type PeerRouting } from './peer-routing.js';
 
 /** The channel of the peer-fetch RPC: `/v1/peer/fetch` on the UDP transport (spec §4.1). */
 export const PEER_FETCH_CHANNEL = 'fetch';
-
-/**
- * Carries the hop count of a request a peer forwarded; a data plane that sees it serves the request
- * itself. Only how a request is routed depends on it, never what is served.
- */
-export const PEER_HOP_HEADER = 'x-svc-peer-hop';
 
 const CACHE_RESULTS = new Set<CacheResult>(['HIT', 'MISS', 'STALE', 'BYPASS', 'REVALIDATED']);
 
@@ -53,10 +49,10 @@ export interface PeerFetchCounters {
 
 export interface PeerFetcherOptions {
   member: PeerFetchMember;
+  /** Owner choice, the peer timeout, and giving up on an owner that fails. */
+  routing: PeerRouting;
   /** `hop_limit` (spec §2.3): nodes a request may visit looking for its key's owner. */
   hopLimit: number;
-  /** Longest a peer fetch may take: the owner may have to go to the origin. */
-  timeoutMs: number;
   /** This node's own data plane, `http://host:port`, where the owner side serves; known once bound. */
   dataPlaneUrl: () => string;
   counters: PeerFetchCounters;
@@ -118,6 +114,7 @@ export class PeerFetcher {
   }
 
   async close(): Promise<void> {
+    this.options.routing.close();
     await this.localPool?.close();
   }
 
@@ -127,13 +124,15 @@ export class PeerFetcher {
    * was forwarded here by a peer).
    */
   route(exchange: Exchange, key: string, route: CachingRoute): Promise<unknown> | undefined {
-    if (exchange.request.headers[PEER_HOP_HEADER] !== undefined) return undefined;
     // The owner keys what a peer forwards as http (the hop does not carry the scheme a trusted proxy
     // gave), so an https request is answered here rather than handed a copy of the http answer.
     if (exchange.edge.scheme !== 'http') return undefined;
-    const owner = this.options.member.ring.owner(placementKey(key));
-    if (owner === undefined || owner === this.options.member.localMember.name) return undefined;
-    return this.fetchFromOwner(exchange, owner, route);
+    const decision = this.options.routing.route(placementKey(key), exchange.request.headers[PEER_HOP_HEADER]);
+    if (decision.kind === 'here') return undefined;
+    if (decision.kind === 'owner') return this.fetchFromOwner(exchange, decision.owner, route);
+    // The owner is suspect: the origin answers, and this node, not owning the key, keeps no copy.
+    this.options.counters.miss();
+    return passThrough(route.pool, exchange, exchange.request, 'MISS');
   }
 
   private async fetchFromOwner(exchange: Exchange, owner: string, route: CachingRoute): Promise<void> {
@@ -143,9 +142,12 @@ export class PeerFetcher {
     const ask: PeerFetchRequest = { method: request.method ?? 'GET', path: request.url ?? '/', headers: forwardable(request.rawHeaders), hops: 1 };
     const span = exchange.trace?.peerFetch(owner, ask.headers);
     let bytes: Uint8Array;
+    const { routing } = this.options;
+    const watch = routing.watch(owner);
     try {
-      bytes = await this.options.member.request(owner, PEER_FETCH_CHANNEL, encodePeerFetchRequest(ask), { timeoutMs: this.options.timeoutMs });
+      bytes = await this.options.member.request(owner, PEER_FETCH_CHANNEL, encodePeerFetchRequest(ask), { timeoutMs: routing.timeoutMs, signal: watch.signal });
     } catch (error) {
+      watch.done();
       span?.failed(error);
       counters.duration(Number(process.hrtime.bigint() - started) / 1e9);
       counters.miss();
@@ -153,6 +155,7 @@ export class PeerFetcher {
       await passThrough(route.pool, exchange, request, 'MISS');
       return;
     }
+    watch.done();
     counters.duration(Number(process.hrtime.bigint() - started) / 1e9);
     const answer = decodePeerFetchAnswer(bytes);
     span?.answered(answer.status);
@@ -180,7 +183,7 @@ export class PeerFetcher {
       if (ask.hops < hopLimit) {
         // Views of the ring differ for a moment while membership changes: pass it on to the owner.
         return member.request(owner, PEER_FETCH_CHANNEL, encodePeerFetchRequest({ ...ask, hops: ask.hops + 1 }), {
-          timeoutMs: this.options.timeoutMs,
+          timeoutMs: this.options.routing.timeoutMs,
         });
       }
       counters.hopLimit();
@@ -196,9 +199,9 @@ export class PeerFetcher {
     const answer = await this.local.request({
       method: ask.method as 'GET' | 'HEAD',
       path: ask.path,
-      headers: [...ask.headers, PEER_HOP_HEADER, String(ask.hops)],
-      headersTimeout: this.options.timeoutMs,
-      bodyTimeout: this.options.timeoutMs,
+      headers: [...ask.headers, PEER_HOP_HEADER, this.options.routing.hopToken],
+      headersTimeout: this.options.routing.timeoutMs,
+      bodyTimeout: this.options.routing.timeoutMs,
     });
     const body = new Uint8Array(await answer.body.arrayBuffer());
     return encodePeerFetchAnswer({ status: answer.statusCode, fields: flatten(answer.headers), body });

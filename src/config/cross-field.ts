@@ -88,6 +88,39 @@ function checkWorkers(input: unknown, issues: ConfigIssue[]): void {
   issues.push({ path: 'workers', message: `expected 1 with ${missing} (several workers do not share it yet), got ${workers}` });
 }
 
+/**
+ * Secure by default (issue 16): a clustered node authenticates its cluster traffic, by `cluster.secret`
+ * on any transport (or, on UDP, `tls` and `gossip_keys` together), unless `cluster.insecure` says
+ * otherwise. A security key the transport cannot honour is refused rather than ignored.
+ */
+function checkClusterSecurity(input: unknown, issues: ConfigIssue[]): void {
+  const cluster = field(input, 'cluster');
+  if (typeof cluster !== 'object' || cluster === null || Array.isArray(cluster)) return;
+  const transport = field(cluster, 'transport') ?? 'udp';
+  const has = (key: string): boolean => field(cluster, key) !== undefined;
+  if (transport === 'libp2p') {
+    for (const key of ['tls', 'gossip_keys']) {
+      if (!has(key)) continue;
+      issues.push({
+        path: `cluster.${key}`,
+        message: `expected nothing with cluster.transport libp2p, which cannot use it (noise encrypts its connections; set cluster.secret to authenticate them), got ${key === 'tls' ? 'an object' : 'a list'}`,
+      });
+    }
+  }
+  const insecure = field(cluster, 'insecure') === true;
+  if (insecure && has('secret')) {
+    issues.push({ path: 'cluster.insecure', message: 'expected false or nothing when cluster.secret is set (the secret authenticates cluster traffic), got true' });
+  }
+  const udpPair = transport === 'udp' && has('tls') && has('gossip_keys');
+  if (!insecure && !has('secret') && !udpPair) {
+    issues.push({
+      path: 'cluster.secret',
+      message:
+        'expected a shared secret (base64 of at least 32 bytes, e.g. from `openssl rand -base64 32`) so that cluster traffic is authenticated, or cluster.insecure: true to run the cluster open to anyone who can reach its port, got nothing',
+    });
+  }
+}
+
 export function checkCrossFieldRules(input: unknown): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   checkUniqueNames('pools', 'pool', input, issues);
@@ -96,5 +129,6 @@ export function checkCrossFieldRules(input: unknown): ConfigIssue[] {
   checkHopLimit(input, issues);
   checkLibp2p(input, issues);
   checkWorkers(input, issues);
+  checkClusterSecurity(input, issues);
   return issues;
 }

@@ -12,5 +12,7 @@ export function redactConfig(config: Config): unknown {
   if (copy.cdn !== undefined && copy.cdn.api_token !== '') copy.cdn.api_token = REDACTED;
   // Gossip keys seal cluster packets: how many there are is useful, their bytes never are.
   if (copy.cluster?.gossip_keys !== undefined) copy.cluster.gossip_keys = copy.cluster.gossip_keys.map(() => REDACTED);
+  const secret = copy.cluster?.secret;
+  if (copy.cluster !== undefined && secret !== undefined) copy.cluster.secret = Array.isArray(secret) ? secret.map(() => REDACTED) : REDACTED;
   return copy;
 }

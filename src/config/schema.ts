@@ -27,6 +27,13 @@ export const ADMIN_TOKEN_MIN_LENGTH = 16;
 /** One `cluster.gossip_keys` entry: base64 (with padding) of exactly 32 bytes, an AES-256 key. */
 export const GOSSIP_KEY_PATTERN = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
 
+/** A `cluster.secret`: base64 of at least 32 bytes (`openssl rand -base64 32` makes one). */
+export const CLUSTER_SECRET_PATTERN = /^(?:[A-Za-z0-9+/]{4}){10}[A-Za-z0-9+/]{3,}={0,2}$/;
+const clusterSecretText = v.pipe(
+  v.string(expectedSecret('base64 of at least 32 bytes')),
+  v.regex(CLUSTER_SECRET_PATTERN, expectedSecret('base64 of at least 32 bytes (e.g. from `openssl rand -base64 32`)')),
+);
+
 /** What `cdn.timeout: 0` means (spec §2.3). */
 export const CDN_DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -219,6 +226,29 @@ const clusterSchema = object({
     list(matching(PEER_ADDRESS_PATTERN, 'host:port', 'seed peer'), 0, 'a list of host:port', 'gossip seed list'),
     [],
   ),
+  /**
+   * 1 s: the most a node waits for a peer before it goes on without it: a peer fetch (then the origin),
+   * an invalidation's HTTP fan-out (gossip still carries it), a catch-up request. A LAN peer answers
+   * in milliseconds, so only a suspect, paused or dead peer ever costs this (issue 16).
+   */
+  peer_timeout: v.optional(
+    v.pipe(duration('longest wait for a peer (peer fetch, fan-out) before going on without it'), v.minValue(1, expected('a duration above 0, like "1s"'))),
+    '1s',
+  ),
+  /**
+   * No default: only the operator can share a secret among the nodes. Secret. Authenticates and
+   * encrypts every path of every transport (packets, requests, peer fetch); a list rotates secrets:
+   * the first seals, every one opens (docs/security.md). Without it, a clustered node refuses to start
+   * unless `insecure` says otherwise in writing (or, on UDP, `tls` and `gossip_keys` are both set).
+   */
+  secret: v.optional(
+    v.pipe(
+      v.union([clusterSecretText, v.pipe(v.array(clusterSecretText), v.minLength(1))], expectedSecret('a base64 secret or a non-empty list of them')),
+      v.description('shared cluster secret (base64, at least 32 bytes), or a list of them with the current one first (secret)'),
+    ),
+  ),
+  /** false: cluster traffic must be authenticated; true is the operator's written choice to run open. */
+  insecure: v.optional(boolean('run the cluster without authenticated traffic (not recommended)'), false),
   /** No default: TLS needs certificates only the operator has. */
   tls: v.optional(clusterTlsSchema),
   /** Required with `transport: libp2p` (docs/libp2p.md): where the node key lives, and who may connect. */

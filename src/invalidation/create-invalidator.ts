@@ -15,6 +15,7 @@ import type {
   ActiveBan,
   BanSpec,
   BatchResult,
+  InvalidationOrigin,
   InvalidationResult,
   InvalidationType,
   Invalidator,
@@ -119,6 +120,8 @@ class Engine implements InvalidationEngine {
   #maxActiveBans: number;
 
   readonly #bans = new BanList();
+  /** Ids of the bans in #bans: a ban made elsewhere and delivered twice is kept once. */
+  readonly #banIds = new Set<string>();
   readonly #purges = new PurgeRecords();
   readonly #tagIndex = new HotTagIndex();
   readonly #lurker: BanLurker;
@@ -184,20 +187,20 @@ class Engine implements InvalidationEngine {
     await this.#journal?.close();
   }
 
-  async purge(url: string): Promise<UrlInvalidationResult> {
+  async purge(url: string, origin?: InvalidationOrigin): Promise<UrlInvalidationResult> {
     this.#assertRunning();
     const keys = keysOfUrl(url);
     if (keys === undefined) throw new InvalidUrlError(`not an absolute http(s) URL with a host: ${url}`);
-    const atMs = this.#stamp();
+    const atMs = origin?.atMs ?? this.#stamp();
     let count = 0;
     for (const key of keys) count += this.#purgeKey(key, atMs);
     await this.#persist(keys.map((key) => ({ type: 'purge', key, at_ms: atMs })));
     return { ...this.#done('purge', url, atMs, count), keys };
   }
 
-  async purgeBatch(urls: readonly string[]): Promise<BatchResult> {
+  async purgeBatch(urls: readonly string[], origin?: InvalidationOrigin): Promise<BatchResult> {
     this.#assertRunning();
-    const atMs = this.#stamp();
+    const atMs = origin?.atMs ?? this.#stamp();
     const records: JournalRecord[] = [];
     let count = 0;
     let failed = 0;
@@ -232,11 +235,13 @@ class Engine implements InvalidationEngine {
     this.#maxActiveBans = positiveInteger('maxActiveBans', limit);
   }
 
-  async ban(spec: BanSpec): Promise<InvalidationResult> {
+  async ban(spec: BanSpec, origin?: InvalidationOrigin): Promise<InvalidationResult> {
     this.#assertRunning();
-    const ban = compileBan(randomUUID(), this.#stamp(), spec);
+    const ban = compileBan(origin?.id ?? randomUUID(), origin?.atMs ?? this.#stamp(), spec);
+    // Delivered twice, or made so long ago that it has expired: nothing to do.
+    if (this.#banIds.has(ban.id) || ban.createdMs <= this.#now() - this.#banRetentionMs) return { count: 0 };
     // From here on every lookup hides what the ban matches; the lurker then evicts it from the hot tier.
-    this.#bans.add(ban);
+    this.#addBan(ban);
     const evicted = this.#lurker.evict(ban);
     const persisted = this.#persist([{ type: 'ban', id: ban.id, created_ms: ban.createdMs, ...ban.spec }]);
     if (ban.createdMs - this.#lastPruneMs >= this.#pruneIntervalMs) this.#pruneInBackground();
@@ -252,13 +257,16 @@ class Engine implements InvalidationEngine {
     return this.#bansRefused;
   }
 
-  async refresh(url: string): Promise<UrlInvalidationResult> {
+  async refresh(url: string, origin?: InvalidationOrigin): Promise<UrlInvalidationResult> {
     this.#assertRunning();
     const keys = keysOfUrl(url);
     if (keys === undefined) throw new InvalidUrlError(`not an absolute http(s) URL with a host: ${url}`);
-    const atMs = this.#stamp();
+    const atMs = origin?.atMs ?? this.#stamp();
+    // What was fetched after the refresh was made is already fresh from the origin.
     let count = 0;
-    for (const key of keys) count += this.#cache.rewriteVariants(key, (entry) => ({ ...entry, forcedStale: true }));
+    for (const key of keys) {
+      count += this.#cache.rewriteVariants(key, (entry) => (entry.requestTimeMs <= atMs ? { ...entry, forcedStale: true } : undefined));
+    }
     await this.#cache.warm?.flush();
     return { ...this.#done('refresh', url, atMs, count), keys };
   }
@@ -308,17 +316,15 @@ class Engine implements InvalidationEngine {
     const ordered = records
       .map((record) => ({ record, atMs: record.type === 'ban' ? record.created_ms : record.at_ms }))
       .sort((a, b) => a.atMs - b.atMs);
-    const seen = new Set<string>();
     for (const { record, atMs } of ordered) {
       this.#lastStampMs = Math.max(this.#lastStampMs, atMs);
       if (record.type === 'purge') {
         this.#purges.record(record.key, atMs);
         continue;
       }
-      if (seen.has(record.id)) continue;
-      seen.add(record.id);
+      if (this.#banIds.has(record.id)) continue;
       try {
-        this.#bans.add(compileBan(record.id, atMs, record));
+        this.#addBan(compileBan(record.id, atMs, record));
       } catch (error) {
         if (!(error instanceof InvalidBanError)) throw error;
         throw new CorruptJournalError(`${path} holds ban ${record.id} that is not valid: ${error.message}`);
@@ -326,12 +332,33 @@ class Engine implements InvalidationEngine {
     }
   }
 
-  /** Removes every variant of `key` from both tiers and records the purge for fetches in flight. */
+  #addBan(ban: Ban): void {
+    this.#bans.add(ban);
+    this.#banIds.add(ban.id);
+  }
+
+  /**
+   * Removes the variants of `key` fetched at or before `atMs` from both tiers, and records the purge
+   * for fetches in flight. A purge made now removes every variant; one made earlier elsewhere keeps
+   * what this node fetched after it.
+   */
   #purgeKey(key: string, atMs: number): number {
-    this.#purges.record(key, atMs);
-    const count = this.#cache.deleteVariants(key);
-    this.#expirePurgeRecords(atMs);
+    if (!this.#purges.hides(key, atMs)) this.#purges.record(key, atMs);
+    const count = atMs >= this.#now() ? this.#cache.deleteVariants(key) : this.#deleteFetchedBy(key, atMs);
+    this.#expirePurgeRecords(this.#now());
     return count;
+  }
+
+  /** Deletes the variants of `key` whose fetch began at or before `atMs`; returns how many distinct variants went. */
+  #deleteFetchedBy(key: string, atMs: number): number {
+    const deleted = new Set<string>();
+    for (const entry of this.#cache.hot.peek(key)) {
+      if (entry.requestTimeMs <= atMs && this.#cache.delete(key, entry.variantKey) > 0) deleted.add(entry.variantKey);
+    }
+    for (const entry of this.#cache.warm?.peek(key) ?? []) {
+      if (entry.requestTimeMs <= atMs && (this.#cache.warm?.delete(key, entry.variantKey) ?? 0) > 0) deleted.add(entry.variantKey);
+    }
+    return deleted.size;
   }
 
   /**
@@ -341,15 +368,7 @@ class Engine implements InvalidationEngine {
   #expirePurgeRecords(nowMs: number): { records: number; entriesDeleted: number } {
     const expired = this.#purges.takeExpired(nowMs - this.#purgeWindowMs, this.#maxPurgeRecords);
     let entriesDeleted = 0;
-    for (const { key, atMs } of expired) {
-      const hidden = (entry: CacheEntry): boolean => entry.requestTimeMs <= atMs;
-      for (const entry of this.#cache.hot.peek(key)) {
-        if (hidden(entry)) entriesDeleted += Math.min(1, this.#cache.delete(key, entry.variantKey));
-      }
-      for (const entry of this.#cache.warm?.peek(key) ?? []) {
-        if (hidden(entry)) entriesDeleted += this.#cache.warm?.delete(key, entry.variantKey) ?? 0;
-      }
-    }
+    for (const { key, atMs } of expired) entriesDeleted += this.#deleteFetchedBy(key, atMs);
     return { records: expired.length, entriesDeleted };
   }
 
@@ -364,6 +383,7 @@ class Engine implements InvalidationEngine {
       if (swept === undefined) return { bansPruned: 0, purgeRecordsPruned: purges.records, entriesDeleted };
       entriesDeleted += swept;
       this.#bans.remove(expired);
+      for (const ban of expired) this.#banIds.delete(ban.id);
     }
     this.#lastPruneMs = nowMs;
     if (this.#journal !== undefined && (expired.length > 0 || purges.records > 0)) {

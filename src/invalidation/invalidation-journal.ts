@@ -2,7 +2,7 @@
 // (src/store/json-lines-journal.ts), appended and fsync'd before an operation answers and rewritten
 // whole when it is opened and after each prune. A damaged line before the last one stops the node
 // from starting rather than silently forgetting a ban.
-import { JsonLinesJournal } from '../store/json-lines-journal.js';
+import { jsonOfLine, JsonLinesJournal } from '../store/json-lines-journal.js';
 import type { BanSpec } from './invalidator.js';
 import { CorruptJournalError, InvalidatorStateError } from './errors.js';
 
@@ -17,12 +17,7 @@ function isOptionalString(value: unknown): boolean {
 }
 
 function parseRecord(line: string): JournalRecord | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
+  const value = jsonOfLine(line);
   if (typeof value !== 'object' || value === null) return undefined;
   const record = value as Record<string, unknown>;
   if (record.type === 'purge' && typeof record.key === 'string' && Number.isFinite(record.at_ms)) {

@@ -11,6 +11,17 @@ export interface BanSpec {
 
 export type InvalidationType = 'purge' | 'purge_batch' | 'ban' | 'refresh';
 
+/**
+ * Where an invalidation was made, when it is applied on behalf of another node (or a restart): its
+ * cluster-wide id and the time it takes effect from. Without it an operation is new, made here and now.
+ */
+export interface InvalidationOrigin {
+  /** Cluster-wide id; a ban keeps it as its own, so a ban applied twice is kept once. */
+  id: string;
+  /** ms since the epoch: what was fetched at or before it is invalidated, what was fetched later is not. */
+  atMs: number;
+}
+
 /** One entry of the bounded recent-invalidations list (newest first). */
 export interface RecentInvalidation {
   type: InvalidationType;
@@ -30,6 +41,11 @@ export interface InvalidationResult {
    * by the lazy check and not counted.
    */
   count: number;
+  /**
+   * In a strong-mode cluster, what the HTTP fan-out to the other nodes did: peers that confirmed
+   * they applied it, and peers that did not answer in time (gossip and catch-up still bring it).
+   */
+  peers?: { confirmed: number; missed: number };
 }
 
 /** A purge or refresh of one URL. */
@@ -56,15 +72,15 @@ export interface ActiveBan extends BanSpec {
 }
 
 export interface Invalidator {
-  purge(url: string): Promise<UrlInvalidationResult>;
-  purgeBatch(urls: readonly string[]): Promise<BatchResult>;
+  purge(url: string, origin?: InvalidationOrigin): Promise<UrlInvalidationResult>;
+  purgeBatch(urls: readonly string[], origin?: InvalidationOrigin): Promise<BatchResult>;
   /**
    * Resolves once the ban is in effect for every lookup, journaled, and evicted from the hot tier.
    * Throws InvalidBanError (code `empty_ban` or `invalid_regex`) before changing anything. The bound
    * on active bans is not checked here (see InvalidationEngine.admitBan).
    */
-  ban(spec: BanSpec): Promise<InvalidationResult>;
-  refresh(url: string): Promise<UrlInvalidationResult>;
+  ban(spec: BanSpec, origin?: InvalidationOrigin): Promise<InvalidationResult>;
+  refresh(url: string, origin?: InvalidationOrigin): Promise<UrlInvalidationResult>;
   /** The lazy check of spec §1.1: true when an invalidation newer than the entry's fetch hides it. */
   isInvalidated(entry: CacheEntry): boolean;
   /** Bans in force, oldest first. */

@@ -238,10 +238,13 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   let warm: WarmStore | undefined;
   if (config.warm) {
     const warmConfig = config.warm;
-    warm = await readiness.phase('log_replay', () => openLockedWarmStore(warmConfig, now, teardown));
+    warm = await readiness.phase('log_replay', () => openLockedWarmStore(warmConfig, now, teardown, config.cluster?.mode));
     const report = warm.openReport;
     if (report.discardedSchema) {
       logger.warn({ discarded: report.discardedSchema }, discardedSchemaMessage(warmConfig.path, report.discardedSchema));
+    }
+    if (report.discardedMode) {
+      logger.warn({ was: report.discardedMode, now: config.cluster?.mode }, 'warm tier was filled under another cluster mode: wiped (spec §1.4)');
     }
     logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
     readiness.set('warm_store_indexed', true, `${report.entryCount} entries indexed`);
@@ -292,6 +295,8 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
         adminAddress: new URL(adminUrl).host,
         dataPlaneUrl: () => dataUrl,
         freshEntry: (key, requestHeaders): CacheEntry | undefined => cacheFlow.freshEntry(key, requestHeaders),
+        holdsEntries: () => hot.entryCount + (warm?.entryCount ?? 0) > 0,
+        stateDir: config.warm ? join(config.warm.path, 'invalidation') : undefined,
         now,
       })
     : undefined;
@@ -380,6 +385,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     maxObjectBytes: config.max_object_bytes,
     logger,
     isInvalidated: (entry) => invalidator.isInvalidated(entry),
+    servable: cluster ? (entry) => cluster.servable(entry) : undefined,
     onServedFromCache: refresher?.onServedFromCache,
     peerRoute: cluster?.peerFetcher ? (exchange, key, route) => cluster.peerFetcher!.route(exchange, key, route) : undefined,
   });

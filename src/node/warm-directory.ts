@@ -9,7 +9,13 @@ import type { Teardown } from './teardown.js';
 import { fsReason } from './startup-checks.js';
 
 /** Locks and opens the warm tier; the teardown releases the lock after the store is flushed and closed. */
-export async function openLockedWarmStore(warm: NonNullable<Config['warm']>, now: () => number, teardown: Teardown): Promise<WarmStore> {
+export async function openLockedWarmStore(
+  warm: NonNullable<Config['warm']>,
+  now: () => number,
+  teardown: Teardown,
+  /** The cluster mode the tier is filled under (spec §1.4): a tier filled under another is emptied. */
+  cacheMode: string | undefined,
+): Promise<WarmStore> {
   let lock;
   try {
     lock = await lockDirectory(warm.path);
@@ -20,7 +26,7 @@ export async function openLockedWarmStore(warm: NonNullable<Config['warm']>, now
   teardown.add(() => lock.release());
   let store: WarmStore;
   try {
-    store = await openWarmStore({ path: warm.path, maxBytes: warm.max_bytes, writeQueueLength: warm.write_queue_length, now });
+    store = await openWarmStore({ path: warm.path, maxBytes: warm.max_bytes, writeQueueLength: warm.write_queue_length, now, cacheMode });
   } catch (error) {
     if (error instanceof StoreError) throw new ConfigError([{ path: 'warm.path', message: error.message }]);
     throw error;

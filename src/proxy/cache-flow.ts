@@ -34,6 +34,11 @@ export interface CacheFlowDeps {
   /** The lazy invalidation check (spec §1.1): true when a ban or purge newer than the entry hides it. */
   isInvalidated?: (entry: CacheEntry) => boolean;
   /**
+   * Whether a stored entry that no invalidation hides may be served now; false keeps it stored but
+   * answers as if it were not (a clustered node catching up with invalidations it missed).
+   */
+  servable?: (entry: CacheEntry) => boolean;
+  /**
    * Strong mode: answers a request from the owner of its key when another node owns it, returning
    * the promise of that answer; undefined when this node answers (spec §1.4 peer fetch).
    */
@@ -153,6 +158,7 @@ export class CacheFlow {
       this.deps.cache.delete(hit.entry.key, hit.entry.variantKey);
       return undefined;
     }
+    if (hit && this.deps.servable?.(hit.entry) === false) return undefined;
     return hit;
   }
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { startFakeCdn, OK, type FakeCdn } from './support/fake-cdn.js';
 import { startCdnNode, until, type CdnNode } from './support/cdn-node.js';
 import { freePort } from '../support/free-port.js';
+import { CLUSTER_SECRET } from '../support/svc-cluster.js';
 
 const SITE = 'https://shop.example.com';
 
@@ -17,7 +18,7 @@ describe('CDN propagation in a cluster', () => {
     const binds = [`127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`];
     nodes = await Promise.all(
       binds.map((bind, index) =>
-        startCdnNode(cdn, { config: { hop_limit: 2, cluster: { mode: 'strong', node_name: `n${index}`, bind, join: binds.filter((b) => b !== bind) } } }),
+        startCdnNode(cdn, { config: { hop_limit: 2, cluster: { mode: 'strong', node_name: `n${index}`, secret: CLUSTER_SECRET, bind, join: binds.filter((b) => b !== bind) } } }),
       ),
     );
     await until(async () => {

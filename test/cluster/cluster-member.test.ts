@@ -5,6 +5,7 @@ import { BroadcastTooLargeError, MetadataTooLargeError, UnknownMemberError } fro
 import { createClusterMember } from '../../cluster/cluster-member.js';
 import { createRandom } from '../../cluster/seeded-random.js';
 import { SimNetwork } from '../../sim/sim-network.js';
+import { SimCluster } from '../../sim/sim-cluster.js';
 import { converged, runUntil, simCluster } from './support/sim-cluster.js';
 
 const encoder = new TextEncoder();
@@ -67,6 +68,22 @@ describe('cluster member API', () => {
     assert.ok(reference.ring.version > versionBefore);
     for (const key of keys) assert.notEqual(reference.ring.owner(key), 'node-6');
     for (const member of others) assert.equal(member.ring.checksum, reference.ring.checksum);
+  });
+
+  test('ringMembers keeps members out of the ring by their metadata, and follows a change of it', async () => {
+    const cluster = new SimCluster({
+      nodes: 4,
+      random: createRandom('ring-members'),
+      memberOptions: (index) => ({ metadata: { role: index === 3 ? 'other' : 'cache' }, ringMembers: (member) => member.metadata.role === 'cache' }),
+    });
+    await cluster.bootstrap(createRandom('ring-members-bootstrap'), 500);
+    assert.notEqual(await cluster.waitFor(() => cluster.converged(4), 100, 30_000), null);
+    const reference = cluster.member(0);
+    assert.deepEqual(reference.ring.members, ['node-0000', 'node-0001', 'node-0002']);
+    for (let i = 0; i < 200; i++) assert.notEqual(reference.ring.owner(`/key/${i}`), 'node-0003');
+    assert.equal(reference.peers().length, 3, 'still a member: it is only out of the ring');
+    cluster.member(3).setMetadata({ role: 'cache' });
+    assert.notEqual(await cluster.waitFor(() => reference.ring.members.length === 4, 100, 10_000), null, 'joins the ring once its metadata says so');
   });
 
   test('requests and fan-out report each member outcome', async () => {

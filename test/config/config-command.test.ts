@@ -55,7 +55,7 @@ test('validate checks the files and directories the file names, naming each key 
   await writeFile(
     file,
     `warm: { path: ${JSON.stringify(join(notADirectory, 'warm'))}, max_bytes: 1000000 }\n` +
-      `hop_limit: 1\ncluster: { node_name: a, tls: { cert: ${JSON.stringify(join(dir, 'cert.pem'))}, key: ${JSON.stringify(join(dir, 'missing.key'))}, ca: ${JSON.stringify(dir)} } }\n` +
+      `hop_limit: 1\ncluster: { node_name: a, insecure: true, tls: { cert: ${JSON.stringify(join(dir, 'cert.pem'))}, key: ${JSON.stringify(join(dir, 'missing.key'))}, ca: ${JSON.stringify(dir)} } }\n` +
       'pools: [{ name: o, upstreams: ["http://127.0.0.1:1"] }]\nroutes: [{ name: all, pool: o }]\n',
   );
   const outcome = await runConfigCommand(['validate', file]);

@@ -87,13 +87,15 @@ describe('defaults', () => {
   });
 
   test('an empty cluster block is a strong-mode cluster named after the host', () => {
-    const config = parseConfig({ ...minimal(), hop_limit: 1, cluster: {} });
+    const config = parseConfig({ ...minimal(), hop_limit: 1, cluster: { insecure: true } });
     assert.deepEqual(config.cluster, {
       mode: 'strong',
       node_name: hostname(),
       bind: '127.0.0.1:7946',
       transport: 'udp',
       join: [],
+      peer_timeout: 1000,
+      insecure: true,
     });
   });
 
@@ -145,7 +147,8 @@ describe('a file setting every key', () => {
     assert.equal(config.routes[1]?.cache.enabled, false);
     assert.equal(config.cluster?.transport, 'libp2p');
     assert.equal(config.cluster?.libp2p?.data_dir, '/var/lib/svc/libp2p');
-    assert.deepEqual(config.cluster?.tls, { cert: '/etc/svc/node.crt', key: '/etc/svc/node.key', ca: '/etc/svc/ca.crt' });
+    assert.equal(config.cluster?.peer_timeout, 500);
+    assert.deepEqual(config.cluster?.secret, ['c3ZjLWZ1bGwteWFtbC1jbHVzdGVyLXNlY3JldC0wMDE=', 'c3ZjLWZ1bGwteWFtbC1jbHVzdGVyLXNlY3JldC0wMDI=']);
     assert.equal(config.tracing.sampling_rate, 0.25);
     assert.equal(config.cdn?.timeout, 10_000);
     assert.equal(config.cdn?.propagate.ban, false);
@@ -250,21 +253,21 @@ describe('value errors name the key path and say what was expected and what was 
       'an unknown cluster mode',
       (c) => {
         c.hop_limit = 1;
-        c.cluster = { mode: 'fast' };
+        c.cluster = { mode: 'fast', insecure: true };
       },
       'cluster.mode: expected "strong" or "eventual", got "fast"',
     ],
     [
       'an unknown transport',
       (c) => {
-        c.cluster = { mode: 'eventual', transport: 'tcp' };
+        c.cluster = { mode: 'eventual', transport: 'tcp', insecure: true };
       },
       'cluster.transport: expected "udp" or "libp2p", got "tcp"',
     ],
     [
       'a seed without a port',
       (c) => {
-        c.cluster = { mode: 'eventual', join: ['10.0.0.1:7946', '10.0.0.2'] };
+        c.cluster = { mode: 'eventual', join: ['10.0.0.1:7946', '10.0.0.2'], insecure: true };
       },
       'cluster.join[1]: expected host:port, got "10.0.0.2"',
     ],
@@ -376,7 +379,7 @@ describe('unknown keys are errors at every level', () => {
       { name: 'q', upstreams: ['http://127.0.0.1:8082'], timeout: '1s' },
     ];
     config.hop_limit = 1;
-    config.cluster = { tls: { cert: 'c', key: 'k', ca: 'a', password: 'x' } };
+    config.cluster = { tls: { cert: 'c', key: 'k', ca: 'a', password: 'x' }, insecure: true };
     const issues = issuesOf(() => parseConfig(config));
     assert.deepEqual(
       issues.map((issue) => issue.path),
@@ -435,7 +438,7 @@ describe('cross-field rules', () => {
 
   test('hop_limit is required in strong mode, explicit or by default', () => {
     const expectedLine = 'hop_limit: expected an integer from 1 to 8 (required when cluster.mode is strong), got nothing';
-    for (const cluster of [{}, { mode: 'strong' }]) {
+    for (const cluster of [{ insecure: true }, { mode: 'strong', insecure: true }]) {
       assert.deepEqual(
         linesOf(() => parseConfig({ ...minimal(), cluster })),
         [expectedLine],
@@ -444,12 +447,12 @@ describe('cross-field rules', () => {
   });
 
   test('hop_limit is optional in eventual mode and without a cluster', () => {
-    assert.equal(parseConfig({ ...minimal(), cluster: { mode: 'eventual' } }).hop_limit, undefined);
+    assert.equal(parseConfig({ ...minimal(), cluster: { mode: 'eventual', insecure: true } }).hop_limit, undefined);
     assert.equal(parseConfig(minimal()).hop_limit, undefined);
   });
 
   test('cluster.tls needs cert, key and ca together', () => {
-    const config = { ...minimal(), hop_limit: 1, cluster: { tls: { cert: '/c.pem' } } };
+    const config = { ...minimal(), hop_limit: 1, cluster: { tls: { cert: '/c.pem' }, insecure: true } };
     assert.deepEqual(linesOf(() => parseConfig(config)), [
       'cluster.tls.ca: expected a file path, got nothing',
       'cluster.tls.key: expected a file path, got nothing',
@@ -467,7 +470,7 @@ test('every problem of a file is reported at once, in key-path order', () => {
     'routes:',
     '  - { name: r, pool: q }',
     '  - { name: s, pool: p, cache: { ttl_override: 30 } }',
-    'cluster: { mode: strong }',
+    'cluster: { mode: strong, insecure: true }',
     '',
   ].join('\n');
   assert.deepEqual(
@@ -532,8 +535,53 @@ test('the example in docs/configuration.md is a valid configuration', async () =
 });
 
 test('cluster.transport libp2p requires the cluster.libp2p block', () => {
-  const config = { ...minimal(), hop_limit: 1, cluster: { transport: 'libp2p' } };
+  const config = { ...minimal(), hop_limit: 1, cluster: { transport: 'libp2p', insecure: true } };
   assert.deepEqual(linesOf(() => parseConfig(config)), [
     'cluster.libp2p: expected { data_dir, allowed_peer_ids } (required when cluster.transport is libp2p), got nothing',
   ]);
+});
+
+describe('cluster security', () => {
+  const secret = Buffer.alloc(32, 9).toString('base64');
+  const libp2p = { data_dir: '/var/lib/svc', allowed_peer_ids: [] };
+
+  test('a clustered node needs a secret, or the written choice to run open', () => {
+    assert.deepEqual(linesOf(() => parseConfig({ ...minimal(), hop_limit: 1, cluster: { join: ['10.0.0.2:7946'] } })), [
+      'cluster.secret: expected a shared secret (base64 of at least 32 bytes, e.g. from `openssl rand -base64 32`) so that cluster traffic is authenticated, or cluster.insecure: true to run the cluster open to anyone who can reach its port, got nothing',
+    ]);
+    for (const cluster of [{ secret }, { secret: [secret, Buffer.alloc(40, 1).toString('base64')] }, { insecure: true }, { transport: 'libp2p', libp2p, secret }]) {
+      assert.ok(parseConfig({ ...minimal(), hop_limit: 1, cluster }).cluster, JSON.stringify(cluster));
+    }
+  });
+
+  test('on UDP, mutual TLS with sealed packets authenticates every path too', () => {
+    const cluster = { tls: { cert: 'c', key: 'k', ca: 'a' }, gossip_keys: [Buffer.alloc(32, 3).toString('base64')] };
+    assert.ok(parseConfig({ ...minimal(), hop_limit: 1, cluster }).cluster);
+    assert.match(linesOf(() => parseConfig({ ...minimal(), hop_limit: 1, cluster: { tls: cluster.tls } }))[0] ?? '', /^cluster\.secret: /);
+  });
+
+  test('a key the transport cannot honour is refused, not ignored; insecure with a secret says nothing', () => {
+    assert.deepEqual(
+      linesOf(() =>
+        parseConfig({
+          ...minimal(),
+          hop_limit: 1,
+          cluster: { transport: 'libp2p', libp2p, secret, insecure: true, tls: { cert: 'c', key: 'k', ca: 'a' }, gossip_keys: [secret] },
+        }),
+      ),
+      [
+        'cluster.gossip_keys: expected nothing with cluster.transport libp2p, which cannot use it (noise encrypts its connections; set cluster.secret to authenticate them), got a list',
+        'cluster.insecure: expected false or nothing when cluster.secret is set (the secret authenticates cluster traffic), got true',
+        'cluster.tls: expected nothing with cluster.transport libp2p, which cannot use it (noise encrypts its connections; set cluster.secret to authenticate them), got an object',
+      ],
+    );
+  });
+
+  test('a secret shorter than 32 bytes is refused without being echoed', () => {
+    const short = Buffer.alloc(31, 5).toString('base64');
+    const lines = linesOf(() => parseConfig({ ...minimal(), hop_limit: 1, cluster: { secret: short } }));
+    assert.equal(lines.length, 1);
+    assert.match(lines[0]!, /^cluster\.secret: expected /);
+    assert.equal(lines[0]!.includes(short), false);
+  });
 });

@@ -8,8 +8,8 @@ test('secrets that are set are replaced; everything else is kept', async () => {
   const redacted = redactConfig(config) as typeof config;
   assert.equal(redacted.admin.token, '[redacted]');
   assert.equal(redacted.cdn?.api_token, '[redacted]');
-  assert.equal(redacted.cluster?.tls?.key, '/etc/svc/node.key');
-  assert.deepEqual({ ...redacted, admin: config.admin, cdn: config.cdn }, config);
+  assert.deepEqual(redacted.cluster?.secret, ['[redacted]', '[redacted]']);
+  assert.deepEqual({ ...redacted, admin: config.admin, cdn: config.cdn, cluster: config.cluster }, config);
   assert.equal(JSON.stringify(redacted).includes('0123456789abcdef-admin'), false);
   assert.equal(JSON.stringify(redacted).includes('cdn-secret-token'), false);
 });
@@ -37,9 +37,10 @@ test('cluster gossip keys are redacted one by one, so their count still shows', 
     pools: [{ name: 'o', upstreams: ['http://127.0.0.1:1'] }],
     routes: [{ name: 'r', pool: 'o' }],
     hop_limit: 2,
-    cluster: { gossip_keys: [key, key] },
+    cluster: { gossip_keys: [key, key], secret: key },
   });
   const redacted = redactConfig(config) as typeof config;
   assert.deepEqual(redacted.cluster?.gossip_keys, ['[redacted]', '[redacted]']);
+  assert.equal(redacted.cluster?.secret, '[redacted]');
   assert.equal(JSON.stringify(redacted).includes(key), false);
 });

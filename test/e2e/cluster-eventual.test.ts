@@ -74,6 +74,42 @@ describe('eventual mode cluster', () => {
     assert.doesNotMatch(metrics, /^svc_cluster_invalidations_http_total\{type="purge"\} [1-9]/m);
   });
 
+  test('invalidations of any size the API accepts are answered 200 and reach every node', async () => {
+    const [a, b, c] = cluster.nodes as [ClusterNodeProcess, ClusterNodeProcess, ClusterNodeProcess];
+    const post = (path: string, body: unknown) =>
+      fetchRaw(`${a.adminUrl}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${CLUSTER_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const cachedPaths = ['/batch-7', '/batch-500', '/batch-999'];
+    for (const node of [b, c]) for (const path of cachedPaths) await fetchRaw(`${node.dataUrl}${path}`, { headers: SITE });
+    // A full batch (the issue saw 500 from about 40 URLs), a URL and a regex near the 1 MiB body limit.
+    const batch = await post('/v1/purge/batch', { urls: Array.from({ length: 1_000 }, (_, i) => `http://shop.example/batch-${i}`) });
+    assert.equal(batch.status, 200, batch.body);
+    const longUrl = await post('/v1/purge', { url: `http://shop.example/${'u'.repeat(900_000)}` });
+    assert.equal(longUrl.status, 200, longUrl.body.slice(0, 200));
+    const longRegex = await post('/v1/ban', { path_regex: `^/${'r'.repeat(900_000)}` });
+    assert.equal(longRegex.status, 200, longRegex.body.slice(0, 200));
+    const started = Date.now();
+    for (const node of [b, c]) {
+      const checked = async (): Promise<boolean> => {
+        for (const path of cachedPaths) {
+          const check = await fetchRaw(`${node.adminUrl}/v1/debug/cachecheck?url=${encodeURIComponent(`http://shop.example${path}`)}`, {
+            headers: { authorization: `Bearer ${CLUSTER_TOKEN}` },
+          });
+          if ((JSON.parse(check.body) as { hit: boolean }).hit) return false;
+        }
+        const stats = await fetchRaw(`${node.adminUrl}/v1/stats`, { headers: { authorization: `Bearer ${CLUSTER_TOKEN}` } });
+        return (JSON.parse(stats.body) as { invalidations: { purge: number; purge_batch: number; ban: number } }).invalidations.ban >= 1;
+      };
+      while (!(await checked()) && Date.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.ok(await checked(), `${node.name} applied the batch and the large ban within 5 s`);
+    }
+    const stats = await fetchRaw(`${b.adminUrl}/v1/stats`, { headers: { authorization: `Bearer ${CLUSTER_TOKEN}` } });
+    assert.ok((JSON.parse(stats.body) as { invalidations: { purge: number } }).invalidations.purge >= 1, 'the long URL arrived too');
+  });
+
   test('the CLI lists the peers as a table and as JSON', async () => {
     const server = new URL(cluster.nodes[0]!.adminUrl).host;
     const table = await runCli(['cluster', 'peers', '--server', server]);
@@ -99,6 +135,9 @@ describe('eventual mode cluster', () => {
     assert.equal((await fetchRaw(`${a.adminUrl}/readyz`)).status, 200, 'advisory: a drift takes no node out of rotation');
     const peers = JSON.parse((await fetchRaw(`${a.adminUrl}/v1/cluster/peers`)).body) as { name: string; mode: string; mode_drift: boolean }[];
     assert.deepEqual(peers.find((p) => p.name === 'd'), { ...peers.find((p) => p.name === 'd'), mode: 'strong', mode_drift: true });
+    // The strong newcomer places no key on the eventual members: its ring is itself alone.
+    const seenByD = JSON.parse((await fetchRaw(`${d.adminUrl}/v1/cluster/peers`)).body) as { name: string; ring_share: number }[];
+    assert.deepEqual(Object.fromEntries(seenByD.map((p) => [p.name, p.ring_share])), { a: 0, b: 0, c: 0, d: 1 });
     assert.match(a.stdout, /cluster mode drift: member d does not run eventual/);
     assert.match(d.stdout, /cluster mode drift: member a does not run strong/, 'the newcomer sees the drift too');
   });

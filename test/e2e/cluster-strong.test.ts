@@ -2,7 +2,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
-import { startSvcCluster, CLUSTER_TOKEN, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
+import { startSvcCluster, clusterAdmin, pathsOwnedBy, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
 import { fetchRaw, header } from '../support/http.js';
 
 const SITE = 'shop.example';
@@ -11,23 +11,11 @@ async function get(node: ClusterNodeProcess, path: string) {
   return fetchRaw(`${node.dataUrl}${path}`, { headers: { host: SITE } });
 }
 
-async function admin(node: ClusterNodeProcess, path: string, body?: unknown) {
-  const answer = await fetchRaw(`${node.adminUrl}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${CLUSTER_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: answer.status, json: JSON.parse(answer.body) as Record<string, unknown> };
-}
+const admin = clusterAdmin;
 
 /** A path whose key `owner` owns, as node `asker` sees the ring. */
 async function pathOwnedBy(asker: ClusterNodeProcess, owner: string, prefix: string): Promise<string> {
-  for (let i = 0; i < 500; i++) {
-    const path = `/${prefix}-${i}`;
-    const stats = await admin(asker, `/v1/stats?url=${encodeURIComponent(`http://${SITE}${path}`)}`);
-    if ((stats.json.ring as { owner: string }).owner === owner) return path;
-  }
-  throw new Error(`no path owned by ${owner}`);
+  return (await pathsOwnedBy(asker, owner, prefix, 1, SITE))[0]!;
 }
 
 function originHits(origin: TestOrigin, path: string): number {
@@ -83,6 +71,12 @@ describe('strong mode cluster', () => {
     const started = Date.now();
     const purge = await admin(c, '/v1/purge', { url: `https://${SITE}${path}` });
     assert.equal(purge.status, 200);
+    // C is not the owner and keeps no copy: it removed nothing itself (count 0), and names both schemes' keys.
+    assert.deepEqual(
+      purge.json,
+      { status: 'purged', count: 0, keys: [`https://${SITE}${path}`, `http://${SITE}${path}`], peers_confirmed: 2, peers_missed: 0 },
+      'the answer says both peers confirmed',
+    );
     for (const node of [a, b, c]) assert.equal((await get(node, path)).body, `${path} v2`, `${node.name} no longer serves v1`);
     assert.ok(Date.now() - started < 1_000, `purge reached every node in ${Date.now() - started} ms`);
     const metrics = (await fetchRaw(`${c.adminUrl}/metrics`)).body;

@@ -11,6 +11,7 @@ import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { freePort } from '../support/free-port.js';
 import { rawGet, sendRaw } from '../support/raw-http.js';
 import { fetchRaw } from '../support/http.js';
+import { CLUSTER_SECRET } from '../support/svc-cluster.js';
 
 const TOKEN = 'test-admin-token-0123456789';
 /** Cases per listener, sent in batches with a few connections at a time. */
@@ -166,7 +167,7 @@ describe('no request can crash a node (fuzz, raw bytes over sockets)', { timeout
     svc = await startSvc([origin.url], {
       config: {
         hop_limit: 2,
-        cluster: { mode: 'strong', node_name: 'fuzz', bind: `127.0.0.1:${gossipPort}` },
+        cluster: { mode: 'strong', node_name: 'fuzz', secret: CLUSTER_SECRET, bind: `127.0.0.1:${gossipPort}` },
         limits: { header_timeout: '2s', body_idle_timeout: '2s' },
       },
     });

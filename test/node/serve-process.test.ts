@@ -163,7 +163,7 @@ describe('svc serve', () => {
 
       // The cluster's UDP port taken: the admin and data listeners already open must not keep svc alive.
       await new Promise<void>((resolve) => squatterUdp.bind(clusterPort, '127.0.0.1', resolve));
-      const cluster = await run(`${base}cluster: { mode: eventual, node_name: a, bind: "127.0.0.1:${clusterPort}" }\n`);
+      const cluster = await run(`${base}cluster: { mode: eventual, node_name: a, bind: "127.0.0.1:${clusterPort}", insecure: true }\n`);
       assert.equal(cluster.code, 1, 'svc exits by itself, not killed');
       assert.equal(cluster.stderr.trim().split('\n').length, 1, cluster.stderr);
       assert.match(cluster.stderr, new RegExp(`^svc: .*127\\.0\\.0\\.1:${clusterPort}`));

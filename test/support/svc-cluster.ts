@@ -12,6 +12,8 @@ import { checkAdminAnswers } from './openapi-conformance.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 export const CLUSTER_TOKEN = 'cluster-test-token-0123456789';
+/** The test clusters' `cluster.secret` (32 bytes, base64). */
+export const CLUSTER_SECRET = Buffer.from('svc-test-cluster-secret-32-bytes').toString('base64');
 
 export interface ClusterNodeProcess {
   name: string;
@@ -29,6 +31,8 @@ export interface SvcCluster {
   kill(name: string): Promise<void>;
   /** Starts a stopped node again with the same config, ports and warm tier. */
   restart(name: string): Promise<void>;
+  /** As restart, but only waits for the process to answer /healthz, not to be ready. */
+  relaunch(name: string): Promise<void>;
   /** Adds a node (e.g. in another mode) that joins the others. */
   add(name: string, mode: 'strong' | 'eventual'): Promise<ClusterNodeProcess>;
   close(): Promise<void>;
@@ -76,6 +80,10 @@ export interface SvcClusterOptions {
   originUrl: string;
   /** Further top-level YAML lines for every node's config (tracing…). */
   extraConfig?: string[];
+  /** How cluster traffic is protected: the shared test secret (default), or `cluster.insecure: true`. */
+  security?: 'secret' | 'insecure';
+  /** More keys of each node's cluster block, as YAML flow-mapping entries (`peer_timeout: 300ms`). */
+  clusterKeys?: string;
 }
 
 export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCluster> {
@@ -94,6 +102,7 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
     };
   };
 
+  const security = options.security === 'insecure' ? 'insecure: true, ' : `secret: "${CLUSTER_SECRET}", `;
   const writeConfig = async (spec: NodeSpec, mode: 'strong' | 'eventual'): Promise<void> => {
     const { process: node } = spec;
     await writeFile(
@@ -107,7 +116,7 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
         `warm: { path: ${JSON.stringify(join(dir, node.name, 'warm'))}, max_bytes: 50000000 }`,
         `pools: [{ name: origin, upstreams: ["${options.originUrl}"], connect_timeout: 1s, response_timeout: 5s }]`,
         'routes: [{ name: all, pool: origin }]',
-        `cluster: { mode: ${mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", join: [${clusterAddresses.map((a) => `"${a}"`).join(', ')}] }`,
+        `cluster: { mode: ${mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", ${security}${options.clusterKeys ? `${options.clusterKeys}, ` : ''}join: [${clusterAddresses.map((a) => `"${a}"`).join(', ')}] }`,
         ...(options.extraConfig ?? []),
       ].join('\n'),
     );
@@ -181,6 +190,10 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
       await launch(spec(name));
       await ready(spec(name).process);
     },
+    async relaunch(name) {
+      await launch(spec(name));
+      await waitFor(async () => (await fetchRaw(`${spec(name).process.adminUrl}/healthz`)).status === 200, 20_000, `${name} up`);
+    },
     async add(name, mode) {
       const added = await describe(name);
       specs.set(name, added);
@@ -192,4 +205,26 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
     },
     close,
   };
+}
+
+/** An admin API call with the test clusters' token: its status and JSON answer. */
+export async function clusterAdmin(node: ClusterNodeProcess, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const answer = await fetchRaw(`${node.adminUrl}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${CLUSTER_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: answer.status, json: JSON.parse(answer.body) as Record<string, unknown> };
+}
+
+/** `count` paths `/<prefix>-<i>` of `site` whose key `owner` owns, as node `asker` sees the ring. */
+export async function pathsOwnedBy(asker: ClusterNodeProcess, owner: string, prefix: string, count = 1, site = 'shop.example'): Promise<string[]> {
+  const paths: string[] = [];
+  for (let i = 0; paths.length < count && i < 1_000; i++) {
+    const path = `/${prefix}-${i}`;
+    const stats = await clusterAdmin(asker, `/v1/stats?url=${encodeURIComponent(`http://${site}${path}`)}`);
+    if ((stats.json.ring as { owner: string }).owner === owner) paths.push(path);
+  }
+  if (paths.length < count) throw new Error(`only ${paths.length} of ${count} paths owned by ${owner}`);
+  return paths;
 }

@@ -12,7 +12,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'undici';
 import { TransportError } from '../../cluster/transport.js';
 import {
-  clusterSecurityWarning,
   createUdpTransport,
   decodeGossipKeys,
   DEFAULT_MAX_DATAGRAM_BYTES,
@@ -244,11 +243,5 @@ describe('bounds and configuration', () => {
     assert.throws(() => createUdpTransport({ bind: '::1:7946' }), InvalidAddressError);
     assert.doesNotThrow(() => createUdpTransport({ bind: '0.0.0.0:7946', advertise: '10.0.0.1:7946' }));
   });
-
-  test('the security warning names what is missing, and is absent when both protections are on', () => {
-    assert.equal(clusterSecurityWarning({ packetsSealed: true, requestsMutualTls: true }), null);
-    const both = clusterSecurityWarning({ packetsSealed: false, requestsMutualTls: false });
-    assert.match(both ?? '', /unauthenticated.*cluster\.tls.*cluster\.gossip_keys/s);
-    assert.doesNotMatch(clusterSecurityWarning({ packetsSealed: true, requestsMutualTls: false }) ?? '', /gossip_keys/);
-  });
 });
+

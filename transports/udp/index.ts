@@ -1,6 +1,5 @@
 // The public API of the UDP transport (the default `cluster.transport: udp`).
 export {
-  clusterSecurityWarning,
   createUdpTransport,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_CONNECTIONS_PER_PEER,

@@ -73,7 +73,7 @@ export interface UdpTransportOptions {
   readonly idlePoolTimeoutMs?: number;
 }
 
-/** What protects this transport's traffic; svc logs a WARN when either is false. */
+/** What protects this transport's traffic (svc's cluster needs both, or a cluster secret, unless told otherwise). */
 export interface UdpTransportSecurity {
   /** Packets are sealed with AES-256-GCM: only key holders can read or forge SWIM traffic. */
   readonly packetsSealed: boolean;
@@ -91,15 +91,6 @@ export interface UdpTransportCounters {
 }
 
 type Lifecycle = 'new' | 'starting' | 'started' | 'stopped';
-
-/** The sentence svc logs at WARN when cluster traffic is not fully authenticated, or null when it is. */
-export function clusterSecurityWarning(security: UdpTransportSecurity): string | null {
-  const missing: string[] = [];
-  if (!security.requestsMutualTls) missing.push('requests are plain HTTP (set cluster.tls)');
-  if (!security.packetsSealed) missing.push('gossip packets are not sealed (set cluster.gossip_keys)');
-  if (missing.length === 0) return null;
-  return `cluster traffic is unauthenticated: ${missing.join('; ')}. Anyone who can reach the cluster port can join, read and forge cluster messages.`;
-}
 
 function positiveInteger(value: number | undefined, fallback: number, name: string): number {
   const resolved = value ?? fallback;

@@ -8,18 +8,23 @@
 // later starts with an empty hot tier and no warm tier (configuration refuses one with workers), so
 // nothing it could serve predates an invalidation it did not see.
 import type { Logger } from '../../observe/logger.js';
-import type { BanSpec, BatchResult, InvalidationResult, Invalidator, UrlInvalidationResult } from '../../invalidation/invalidator.js';
+import type { BanSpec, BatchResult, InvalidationOrigin, InvalidationResult, Invalidator, UrlInvalidationResult } from '../../invalidation/invalidator.js';
 import type { PrimaryChannel } from './primary-channel.js';
 import type { WorkerCalls } from './worker-calls.js';
 
 /** The call kind a worker answers by applying an invalidation, with the count it made. */
 export const INVALIDATE_CALL = 'invalidate';
 
-export type WorkerInvalidation =
+/**
+ * An invalidation as the primary's engine received it; `origin` (a cluster invalidation's id and the
+ * time it was made) goes with it, so that every worker dates it as the primary does.
+ */
+export type WorkerInvalidation = { origin?: InvalidationOrigin | undefined } & (
   | { type: 'purge'; url: string }
   | { type: 'purge_batch'; urls: string[] }
   | { type: 'ban'; spec: BanSpec }
-  | { type: 'refresh'; url: string };
+  | { type: 'refresh'; url: string }
+);
 
 /** In a worker: applies the primary's invalidations to `local` and answers with their count. */
 export function answerInvalidationCalls(channel: PrimaryChannel, local: Invalidator): void {
@@ -27,13 +32,13 @@ export function answerInvalidationCalls(channel: PrimaryChannel, local: Invalida
     const invalidation = payload as WorkerInvalidation;
     switch (invalidation.type) {
       case 'purge':
-        return (await local.purge(invalidation.url)).count;
+        return (await local.purge(invalidation.url, invalidation.origin)).count;
       case 'purge_batch':
-        return (await local.purgeBatch(invalidation.urls)).count;
+        return (await local.purgeBatch(invalidation.urls, invalidation.origin)).count;
       case 'ban':
-        return (await local.ban(invalidation.spec)).count;
+        return (await local.ban(invalidation.spec, invalidation.origin)).count;
       case 'refresh':
-        return (await local.refresh(invalidation.url)).count;
+        return (await local.refresh(invalidation.url, invalidation.origin)).count;
     }
   });
 }
@@ -47,20 +52,20 @@ export class WorkersInvalidator implements Invalidator {
     private readonly logger: Logger,
   ) {}
 
-  async purge(url: string): Promise<UrlInvalidationResult> {
-    return this.#withWorkers(await this.local.purge(url), { type: 'purge', url });
+  async purge(url: string, origin?: InvalidationOrigin): Promise<UrlInvalidationResult> {
+    return this.#withWorkers(await this.local.purge(url, origin), { type: 'purge', url, origin });
   }
 
-  async purgeBatch(urls: readonly string[]): Promise<BatchResult> {
-    return this.#withWorkers(await this.local.purgeBatch(urls), { type: 'purge_batch', urls: [...urls] });
+  async purgeBatch(urls: readonly string[], origin?: InvalidationOrigin): Promise<BatchResult> {
+    return this.#withWorkers(await this.local.purgeBatch(urls, origin), { type: 'purge_batch', urls: [...urls], origin });
   }
 
-  async ban(spec: BanSpec): Promise<InvalidationResult> {
-    return this.#withWorkers(await this.local.ban(spec), { type: 'ban', spec });
+  async ban(spec: BanSpec, origin?: InvalidationOrigin): Promise<InvalidationResult> {
+    return this.#withWorkers(await this.local.ban(spec, origin), { type: 'ban', spec, origin });
   }
 
-  async refresh(url: string): Promise<UrlInvalidationResult> {
-    return this.#withWorkers(await this.local.refresh(url), { type: 'refresh', url });
+  async refresh(url: string, origin?: InvalidationOrigin): Promise<UrlInvalidationResult> {
+    return this.#withWorkers(await this.local.refresh(url, origin), { type: 'refresh', url, origin });
   }
 
   isInvalidated: Invalidator['isInvalidated'] = (entry) => this.local.isInvalidated(entry);

@@ -19,6 +19,7 @@ import {
   recordId,
 } from './record-codec.js';
 import { reconcileSchema, type DiscardedSchema } from './schema.js';
+import { reconcileCacheMode } from './cache-mode.js';
 import { openWarmTables, type WarmTables } from './tables.js';
 import { WriteQueue } from './write-queue.js';
 
@@ -43,6 +44,8 @@ export interface WarmStoreOptions {
   writeQueueLength: number;
   /** Clock for access times and lastSyncMs, ms since the epoch; Date.now unless a test sets it. */
   now?: () => number;
+  /** The cluster mode the node runs (`cluster.mode`); records written under another one are wiped. */
+  cacheMode?: string | undefined;
 }
 
 /** What open did, for the caller to log. */
@@ -53,6 +56,8 @@ export interface WarmOpenReport {
   entryCount: number;
   /** Set when the directory held another schema version: its records were wiped. */
   discardedSchema: DiscardedSchema | undefined;
+  /** Set when the directory was filled under another cluster mode: its records were wiped. */
+  discardedMode?: string | undefined;
 }
 
 export interface WarmStore extends CacheStore {
@@ -173,7 +178,7 @@ class LmdbCacheStore implements WarmStore {
    * Rebuilds the recency index from the index table: the startup "log replay" phase. Bodies are not
    * read; a record's checksum is checked when it is first read.
    */
-  async load(startedMs: number, discardedSchema: DiscardedSchema | undefined): Promise<void> {
+  async load(startedMs: number, discardedSchema: DiscardedSchema | undefined, discardedMode?: string): Promise<void> {
     const found: WarmSlot[] = [];
     const corrupt: Buffer[] = [];
     let read = 0;
@@ -207,7 +212,7 @@ class LmdbCacheStore implements WarmStore {
     }
     // A lowered maxBytes takes effect at once.
     this.#evictToFit(undefined);
-    this.#openReport = { durationMs: performance.now() - startedMs, entryCount: this.entryCount, discardedSchema };
+    this.#openReport = { durationMs: performance.now() - startedMs, entryCount: this.entryCount, discardedSchema, discardedMode };
   }
 
   variants(key: string): CacheEntry[] {
@@ -442,8 +447,9 @@ export async function openWarmStore(options: WarmStoreOptions): Promise<WarmStor
   const tables = openWarmTables(options.path);
   try {
     const discardedSchema = await reconcileSchema(tables);
+    const discardedMode = await reconcileCacheMode(tables, options.cacheMode);
     const store = new LmdbCacheStore(tables, options);
-    await store.load(startedMs, discardedSchema);
+    await store.load(startedMs, discardedSchema, discardedMode);
     return store;
   } catch (error) {
     await tables.env.close();

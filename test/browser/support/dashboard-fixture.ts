@@ -8,6 +8,7 @@ import { freePort } from '../../support/free-port.js';
 import { fetchRaw } from '../../support/http.js';
 import { startSvc, type SvcUnderTest } from '../../support/svc-harness.js';
 import { startTestOrigin, type TestOrigin } from '../../support/test-origin.js';
+import { CLUSTER_SECRET } from '../../support/svc-cluster.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const SITE = 'shop.example';
@@ -64,7 +65,7 @@ export async function startDashboardCluster(): Promise<DashboardCluster> {
     const svc = await startSvc([origin.url], {
       config: {
         hop_limit: 2,
-        cluster: { mode, node_name: name, bind: `127.0.0.1:${port}`, join: port === ports.a ? [] : [`127.0.0.1:${ports.a}`] },
+        cluster: { mode, node_name: name, secret: CLUSTER_SECRET, bind: `127.0.0.1:${port}`, join: port === ports.a ? [] : [`127.0.0.1:${ports.a}`] },
         ...extra,
       },
     });

@@ -1,4 +1,4 @@
-// The strong-vs-eventual scenario: svc's own invalidation delivery on simulated clusters of 5 and 50
+// The strong-vs-eventual scenario: svc's own invalidation stack on simulated clusters of 5 and 50
 // nodes with 2% loss and a crash. Its checks hold, its figures say what the run did, and its JSON
 // report is byte-identical for the same seed.
 import assert from 'node:assert/strict';
@@ -7,6 +7,7 @@ import type { ScenarioResult } from '../../sim/scenario.js';
 import { failureLines, reportJson } from '../../sim/report.js';
 import { runScenario } from '../../sim/runner.js';
 import { renderSvgChart } from '../../sim/svg-chart.js';
+import '../../src/clustering/scenarios/index.js';
 
 function figure(result: ScenarioResult, name: string): number | null {
   const found = result.figures.find((candidate) => candidate.name === name);

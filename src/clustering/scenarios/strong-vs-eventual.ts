@@ -1,5 +1,5 @@
-// strong-vs-eventual: the invalidation delivery svc runs (src/clustering/invalidation-delivery.ts, the
-// same class, not a model of it) on two simulated clusters of the same size and seed, one per cluster
+// strong-vs-eventual: the invalidation stack svc runs (ClusterInvalidator and InvalidationSync, the same
+// classes, not a model of them; see svc-sim-nodes.ts) on two simulated clusters of the same size and seed, one per cluster
 // mode (spec §1.4). Links lose 2% of packets and one node crashes while the purges go out. For each
 // purge, issued at a random live node, it measures when every live node applied it: that time is also
 // the window in which some node may still serve the purged object (a stale read). In strong mode it
@@ -7,12 +7,15 @@
 // Checks: strong p99 < 1 s and eventual p99 <= 5 s (spec §1.4), and eventual p99 < 1 s up to 100
 // nodes (issue 7 target).
 
-import { createRandom, scaledPushPullIntervalMs, type Random } from '../../cluster/index.js';
-import { InvalidationDelivery, type ClusterMode, type PublishReport } from '../../src/clustering/invalidation-delivery.js';
-import type { Chart, Check, Figure, Scenario, ScenarioOptions, ScenarioResult, Series } from '../scenario.js';
-import { SimCluster } from '../sim-cluster.js';
-import { percentile } from '../stats.js';
-import { bootstrapCheck, bootstrapConverged, check, ms, shareSeries } from './measure.js';
+import { createRandom, scaledPushPullIntervalMs, type Random } from '../../../cluster/index.js';
+import type { Chart, Check, Figure, Scenario, ScenarioOptions, ScenarioResult, Series } from '../../../sim/scenario.js';
+import { percentile } from '../../../sim/stats.js';
+import { bootstrapCheck, bootstrapConverged, check, ms, shareSeries } from '../../../sim/scenarios/measure.js';
+import type { SimCluster } from '../../../sim/sim-cluster.js';
+import type { ClusterMode } from '../invalidation-delivery.js';
+import { SvcSimNodes } from './svc-sim-nodes.js';
+
+type PublishReport = { confirmed: number; missed: number };
 
 const MODES: readonly ClusterMode[] = ['strong', 'eventual'];
 /** Purges per mode: enough for a p99 over purges (with 20, the p99 is the slowest purge). */
@@ -22,6 +25,7 @@ const PURGE_GAP_MIN_MS = 500;
 const PURGE_GAP_SPREAD_MS = 1000;
 /** Packet loss on every link once the cluster has converged (requests, like TCP, are not lost). */
 export const LOSS = 0.02;
+const PURGE_URL = 'http://origin.example/object-';
 /** The node crashes just before this purge goes out, so the next fan-outs still target it. */
 const CRASH_BEFORE_PURGE = 5;
 /**
@@ -86,37 +90,25 @@ interface ModeRun {
 
 async function runMode(mode: ClusterMode, n: number, seed: number, plan: Plan): Promise<ModeRun> {
   const random = createRandom(seed);
-  const cluster = new SimCluster({ nodes: n, random });
   const appliedAt: (number | null)[][] = Array.from({ length: PURGES }, () => new Array<number | null>(n).fill(null));
   const applies: number[][] = Array.from({ length: PURGES }, () => new Array<number>(n).fill(0));
   const gossipFirst: boolean[][] = Array.from({ length: PURGES }, () => new Array<boolean>(n).fill(false));
-  const deliveries: InvalidationDelivery[] = [];
   const errors: string[] = [];
-  let failuresCounted = 0;
-  let nextPurge = 0;
-  const newId = () => `purge-${nextPurge++}`;
-  cluster.onMember((index, member) => {
-    const delivery = new InvalidationDelivery({
-      member,
-      mode,
-      apply: (message, path) => {
-        const p = Number(message.id.slice('purge-'.length));
-        const row = appliedAt[p];
-        if (row === undefined) return;
-        applies[p]![index]!++;
-        if (row[index] === null) {
-          row[index] = cluster.clock.now();
-          gossipFirst[p]![index] = path === 'gossip';
-        }
-      },
-      keyOf: (url) => url,
-      counters: { http: () => {}, gossip: () => {}, failure: () => failuresCounted++ },
-      newId,
-      onError: (error) => errors.push(String(error)),
-    });
-    delivery.start();
-    deliveries[index] = delivery;
+  const nodes: SvcSimNodes = new SvcSimNodes({ nodes: n, random }, {
+    mode,
+    onApplied: (index, message, path) => {
+      if (message.type !== 'purge') return;
+      const p = Number(message.url.slice(PURGE_URL.length));
+      const row = appliedAt[p];
+      if (row === undefined) return;
+      applies[p]![index]!++;
+      if (row[index] === null) {
+        row[index] = nodes.cluster.clock.now();
+        gossipFirst[p]![index] = path === 'gossip';
+      }
+    },
   });
+  const { cluster } = nodes;
 
   const convergedMs = await bootstrapConverged(cluster, random.fork('bootstrap'));
   const issuedAt: number[] = [];
@@ -134,15 +126,15 @@ async function runMode(mode: ClusterMode, n: number, seed: number, plan: Plan): 
       if (mode === 'strong' && !cluster.isUp(plan.victim) && member.peers().some((peer) => peer.name === victimName)) {
         fanOutsToCrashed++;
       }
-      const message = { id: newId(), type: 'purge' as const, url: `http://origin.example/object-${p}` };
       issuedAt.push(cluster.clock.now());
       // svc applies a purge locally before it publishes it.
       appliedAt[p]![origin] = cluster.clock.now();
       applies[p]![origin]!++;
-      deliveries[origin]!.publish(message).then(
-        (report) => (reports[p] = report),
+      nodes.life(origin).invalidator.purge(`${PURGE_URL}${p}`).then(
+        (result) => (reports[p] = result.peers ?? { confirmed: 0, missed: 0 }),
         (error: unknown) => errors.push(String(error)),
       );
+      await nodes.settle();
       await cluster.clock.runFor(plan.gapsMs[p]!);
     }
     const allApplied = () => plan.survivors.every((i) => appliedAt.every((row) => row[i] !== null));
@@ -163,6 +155,8 @@ async function runMode(mode: ClusterMode, n: number, seed: number, plan: Plan): 
     duplicates += plan.survivors.reduce((sum, i) => sum + Math.max(0, applies[p]![i]! - 1), 0);
   });
   const recovered = plan.survivors.reduce((sum, i) => sum + cluster.member(i).counters().userBroadcastsRecovered, 0);
+  for (const i of plan.survivors) errors.push(...nodes.life(i).errors);
+  const failuresCounted = reports.reduce((sum, report) => sum + (report?.missed ?? 0), 0);
   if (convergedMs !== null && !drained) errors.push(`not every purge reached every live node within ${drainBudgetMs(cluster)} ms of the last`);
   return {
     mode,
@@ -212,7 +206,7 @@ function modeFigures(run: ModeRun): Figure[] {
     const reports = run.reports.filter((report): report is PublishReport => report !== undefined);
     const missed = reports.reduce((sum, report) => sum + report.missed, 0);
     figures.push(
-      { name: 'strong: fan-out peers reached', value: reports.reduce((sum, report) => sum + report.reached, 0), unit: '' },
+      { name: 'strong: fan-out peers reached', value: reports.reduce((sum, report) => sum + report.confirmed, 0), unit: '' },
       { name: 'strong: fan-out peers missed', value: missed, unit: '' },
       { name: 'strong: fan-out misses of the crashed node', value: run.fanOutsToCrashed, unit: '' },
       { name: 'strong: fan-out misses of live nodes', value: missed - run.fanOutsToCrashed, unit: '' },
