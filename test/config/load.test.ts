@@ -238,7 +238,7 @@ describe('value errors name the key path and say what was expected and what was 
       (c) => {
         c.workers = 4;
         c.hop_limit = 1;
-        c.cluster = {};
+        c.cluster = { insecure: true };
       },
       'workers: expected 1 with a strong-mode cluster (several workers do not share it yet), got 4',
     ],

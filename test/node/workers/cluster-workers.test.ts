@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestOrigin } from '../../support/test-origin.js';
 import { freePort } from '../../support/free-port.js';
 import { fetchRaw, rawHttpGet } from '../../support/http.js';
+import { CLUSTER_SECRET } from '../../support/svc-cluster.js';
 
 const CLI = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const TOKEN = 'cluster-workers-token-0123456789';
@@ -55,7 +56,7 @@ test('an eventual cluster of two nodes with two workers each: one member per nod
         config,
         `listen: 127.0.0.1:${dataPort}\nadmin: { listen: "127.0.0.1:${adminPort}" }\nworkers: 2\n` +
           `pools: [{ name: o, upstreams: ["${origin.url}"] }]\nroutes: [{ name: all, pool: o }]\n` +
-          `cluster: { mode: eventual, node_name: ${name}, bind: "127.0.0.1:${gossip[i]}", join: [${gossip.map((port) => `"127.0.0.1:${port}"`).join(', ')}] }\n`,
+          `cluster: { mode: eventual, node_name: ${name}, secret: "${CLUSTER_SECRET}", bind: "127.0.0.1:${gossip[i]}", join: [${gossip.map((port) => `"127.0.0.1:${port}"`).join(', ')}] }\n`,
       );
       const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SVC_ADMIN_TOKEN: TOKEN } });
       const node: Node = { dataUrl: `http://127.0.0.1:${dataPort}`, adminUrl: `http://127.0.0.1:${adminPort}`, child, output: '' };
