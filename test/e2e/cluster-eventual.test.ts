@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvcCluster, CLUSTER_TOKEN, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
 import { fetchRaw, header } from '../support/http.js';
+import { MAX_BAN_REGEX_BYTES } from '../../src/invalidation/ban.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const SITE = { host: 'shop.example' };
@@ -84,13 +85,16 @@ describe('eventual mode cluster', () => {
       });
     const cachedPaths = ['/batch-7', '/batch-500', '/batch-999'];
     for (const node of [b, c]) for (const path of cachedPaths) await fetchRaw(`${node.dataUrl}${path}`, { headers: SITE });
-    // A full batch (the issue saw 500 from about 40 URLs), a URL and a regex near the 1 MiB body limit.
+    // A full batch (the issue saw 500 from about 40 URLs), a URL near the 1 MiB body limit, and a regex
+    // of the longest length a ban accepts (issue 14: longer ones are refused before anything spreads).
     const batch = await post('/v1/purge/batch', { urls: Array.from({ length: 1_000 }, (_, i) => `http://shop.example/batch-${i}`) });
     assert.equal(batch.status, 200, batch.body);
     const longUrl = await post('/v1/purge', { url: `http://shop.example/${'u'.repeat(900_000)}` });
     assert.equal(longUrl.status, 200, longUrl.body.slice(0, 200));
-    const longRegex = await post('/v1/ban', { path_regex: `^/${'r'.repeat(900_000)}` });
+    const longRegex = await post('/v1/ban', { path_regex: `^/${'r'.repeat(MAX_BAN_REGEX_BYTES - 2)}` });
     assert.equal(longRegex.status, 200, longRegex.body.slice(0, 200));
+    const tooLong = await post('/v1/ban', { path_regex: `^/${'r'.repeat(MAX_BAN_REGEX_BYTES)}` });
+    assert.equal(tooLong.status, 400, tooLong.body.slice(0, 200));
     const started = Date.now();
     for (const node of [b, c]) {
       const checked = async (): Promise<boolean> => {
