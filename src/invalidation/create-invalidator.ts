@@ -10,6 +10,7 @@ import { BanList } from './ban-list.js';
 import { CorruptJournalError, InvalidBanError, InvalidUrlError, InvalidatorStateError } from './errors.js';
 import { HotTagIndex } from './hot-tag-index.js';
 import { InvalidationJournal, type JournalRecord } from './invalidation-journal.js';
+import { InvalidationSequence, type StoreGate } from './invalidation-sequence.js';
 import type {
   ActiveBan,
   BanSpec,
@@ -64,7 +65,7 @@ export interface PruneReport {
   entriesDeleted: number;
 }
 
-export interface InvalidationEngine extends Invalidator {
+export interface InvalidationEngine extends Invalidator, StoreGate {
   /** Replays the journal, starts observing the hot tier and the prune timer. Call before serving. */
   start(): Promise<void>;
   /** Stops the timer (abandoning a prune sweep under way) and closes the journal. */
@@ -95,6 +96,7 @@ class Engine implements InvalidationEngine {
   readonly #bans = new BanList();
   readonly #purges = new PurgeRecords();
   readonly #tagIndex = new HotTagIndex();
+  readonly #sequence = new InvalidationSequence();
   readonly #recent: RecentInvalidations;
   readonly #counts: Record<InvalidationType, number> = { purge: 0, purge_batch: 0, ban: 0, refresh: 0 };
 
@@ -182,6 +184,7 @@ class Engine implements InvalidationEngine {
     this.#assertRunning();
     const ban = compileBan(randomUUID(), this.#stamp(), spec);
     this.#bans.add(ban);
+    this.#sequence.banned(ban);
     const count = this.#evictHot(ban);
     const persisted = this.#persist([{ type: 'ban', id: ban.id, created_ms: ban.createdMs, ...ban.spec }]);
     if (ban.createdMs - this.#lastPruneMs >= this.#pruneIntervalMs) this.#pruneInBackground();
@@ -194,6 +197,7 @@ class Engine implements InvalidationEngine {
     const key = keyOfUrl(url);
     if (key === undefined) throw new InvalidUrlError(`not an absolute http(s) URL with a host: ${url}`);
     const atMs = this.#stamp();
+    this.#sequence.keyInvalidated(key);
     const count = this.#cache.rewriteVariants(key, (entry) => ({ ...entry, forcedStale: true }));
     await this.#cache.warm?.flush();
     return this.#done('refresh', url, atMs, count);
@@ -201,6 +205,14 @@ class Engine implements InvalidationEngine {
 
   isInvalidated(entry: CacheEntry): boolean {
     return this.#purges.hides(entry.key, entry.requestTimeMs) || this.#bans.hides(entry);
+  }
+
+  invalidationMark(): number {
+    return this.#sequence.invalidationMark();
+  }
+
+  coveredSince(mark: number, entry: Pick<CacheEntry, 'key' | 'tags'>): boolean {
+    return this.#sequence.coveredSince(mark, entry);
   }
 
   activeBans(): ActiveBan[] {
@@ -263,6 +275,7 @@ class Engine implements InvalidationEngine {
 
   /** Removes every variant of `key` from both tiers and records the purge for fetches in flight. */
   #purgeKey(key: string, atMs: number): number {
+    this.#sequence.keyInvalidated(key);
     this.#purges.record(key, atMs);
     const count = this.#cache.deleteVariants(key);
     this.#expirePurgeRecords(atMs);
