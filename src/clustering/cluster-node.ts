@@ -33,6 +33,7 @@ export interface ClusterNodeOptions {
   dataPlaneUrl: () => string;
   /** The fresh entry that answers a plain request for a key as a HIT (the node's cache flow). */
   freshEntry: PeerFetcherOptions['freshEntry'];
+  fills: PeerFetcherOptions['fills'];
   now: () => number;
 }
 
@@ -104,6 +105,7 @@ export class ClusterNode {
             dataPlaneUrl: options.dataPlaneUrl,
             counters: clusterMetrics.peerFetch,
             freshEntry: options.freshEntry,
+            fills: options.fills,
             now: options.now,
           })
         : undefined;

@@ -18,6 +18,7 @@ import { storedFields } from '../proxy/stored-response.js';
 import type { CachingRoute } from '../proxy/cache-flow.js';
 import type { Exchange } from '../proxy/exchange.js';
 import { passThrough } from '../proxy/pass-through.js';
+import type { FillLayer } from '../fill/fill-layer.js';
 import { decodePeerFetchAnswer, decodePeerFetchRequest, encodePeerFetchAnswer, encodePeerFetchRequest, type PeerFetchRequest } from './peer-fetch-wire.js';
 
 /** The channel of the peer-fetch RPC: `/v1/peer/fetch` on the UDP transport (spec §4.1). */
@@ -64,6 +65,8 @@ export interface PeerFetcherOptions {
   /** The fresh entry that answers a plain request for a key as a HIT, if this node holds one. */
   freshEntry: (key: string, requestHeaders: HeaderLookup) => CacheEntry | undefined;
   now: () => number;
+  /** The node's fill layer: the fall-back to the origin streams through it. */
+  fills: FillLayer;
 }
 
 /** Request fields that need the data plane's full handling (conditionals, ranges). */
@@ -146,7 +149,7 @@ export class PeerFetcher {
       counters.duration(Number(process.hrtime.bigint() - started) / 1e9);
       counters.miss();
       // The owner cannot answer: the origin can. Not owning the key, this node keeps no copy.
-      await passThrough(route.pool, exchange, request, 'MISS');
+      await passThrough(this.options.fills, route.pool, exchange, request, 'MISS');
       return;
     }
     counters.duration(Number(process.hrtime.bigint() - started) / 1e9);

@@ -16,6 +16,8 @@ import type { CacheEntry } from '../cache/entry.js';
 import { UpstreamPool } from '../upstream/upstream-pool.js';
 import { RouteTable, routeLabel } from '../proxy/route-table.js';
 import { CacheFlow } from '../proxy/cache-flow.js';
+import { FillLayer } from '../fill/fill-layer.js';
+import { registerFillCounters } from '../fill/fill-counters.js';
 import { createDataPlaneServer, type DataPlaneRoute } from '../proxy/data-plane-server.js';
 import { AdminRouter } from '../admin/router.js';
 import { createAdminServer } from '../admin/admin-server.js';
@@ -175,6 +177,15 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   const invalidator = createInvalidator({ cache, logger, now, dataDir: config.warm ? join(config.warm.path, 'invalidation') : undefined });
   await readiness.phase('log_replay', () => invalidator.start());
   teardown.add(() => invalidator.stop());
+  // Every miss, revalidation, refresh and peer fetch becomes a stored entry here, behind the store gate.
+  const fills = new FillLayer({
+    cache,
+    gate: invalidator,
+    now,
+    maxObjectBytes: config.max_object_bytes,
+    writeIdleTimeoutMs: config.client_write_idle_timeout,
+    counters: registerFillCounters(metrics.registry),
+  });
 
   let dataUrl = '';
   const cluster: ClusterNode | undefined = config.cluster
@@ -187,6 +198,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
         adminAddress: new URL(adminUrl).host,
         dataPlaneUrl: () => dataUrl,
         freshEntry: (key, requestHeaders): CacheEntry | undefined => cacheFlow.freshEntry(key, requestHeaders),
+        fills,
         now,
       })
     : undefined;
@@ -251,7 +263,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
           registry: metrics.registry,
           logger,
           now,
-          maxObjectBytes: config.max_object_bytes,
+          fills,
           isInvalidated: (entry) => invalidator.isInvalidated(entry),
           // What is popular is kept beside the warm tier, so it survives a restart as the entries do.
           persistDirectory: config.warm ? join(config.warm.path, 'refresh') : undefined,
@@ -260,8 +272,8 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   if (refresher) teardown.add(() => refresher.stop());
   const cacheFlow: CacheFlow = new CacheFlow({
     cache,
+    fills,
     now,
-    maxObjectBytes: config.max_object_bytes,
     logger,
     isInvalidated: (entry) => invalidator.isInvalidated(entry),
     onServedFromCache: refresher?.onServedFromCache,
@@ -271,6 +283,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     routes,
     pools,
     cacheFlow,
+    fills,
     cache,
     logger,
     metrics,

@@ -28,7 +28,8 @@ export interface EntryInput {
 export interface EntryDraft {
   /** The fields sent to the client with this answer (and stored with the entry). */
   clientFields: string[];
-  ageSecondsAtResponse: number;
+  /** Everything the entry will hold but its body (and the Content-Length a streamed body gets). */
+  described: Omit<CacheEntry, 'body'>;
   /** The entry, once the whole body arrived. */
   complete(body: Buffer): CacheEntry;
 }
@@ -60,30 +61,30 @@ export function buildEntry(input: EntryInput): EntryDraft {
   });
   const { names } = varyNames(responseHeaders);
   const clientFields = clientFieldsOf(answer.fields, input.omitFields);
+  const described: Omit<CacheEntry, 'body'> = {
+    key: input.key,
+    variantKey: variantKey(names, input.requestHeaders),
+    varyNames: names,
+    status: answer.statusCode,
+    headers: clientFields,
+    requestTimeMs: answer.requestTimeMs,
+    responseTimeMs: answer.responseTimeMs,
+    ...facts,
+    surrogateControl: responseHeaders('surrogate-control'),
+    tags: surrogateKeys(responseHeaders),
+    forcedStale: false,
+    route: input.route,
+  };
   return {
     clientFields,
-    ageSecondsAtResponse: Math.floor(facts.correctedInitialAgeMs / 1000),
+    described,
     complete(body) {
-      const headers = clientFields;
+      let headers = clientFields;
       if (!hasNoContent(answer.statusCode) && responseHeaders('content-length') === undefined) {
         // The origin streamed it (chunked); stored, its length is known, and hits send it plainly.
-        headers.push('content-length', String(body.length));
+        headers = [...clientFields, 'content-length', String(body.length)];
       }
-      return {
-        key: input.key,
-        variantKey: variantKey(names, input.requestHeaders),
-        varyNames: names,
-        status: answer.statusCode,
-        headers,
-        body,
-        requestTimeMs: answer.requestTimeMs,
-        responseTimeMs: answer.responseTimeMs,
-        ...facts,
-        surrogateControl: responseHeaders('surrogate-control'),
-        tags: surrogateKeys(responseHeaders),
-        forcedStale: false,
-        route: input.route,
-      };
+      return { ...described, headers, body };
     },
   };
 }

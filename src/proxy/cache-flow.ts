@@ -1,34 +1,35 @@
 // The cache state machine for GET and HEAD on a caching route (spec §3.1, RFC 9111 §4): look the
 // request up in the tiers, serve what is fresh, serve stale within stale-while-revalidate while one
-// background revalidation runs, revalidate what must be, and fill misses with one coalesced origin
-// fetch whose body streams to the first client while it is stored.
+// background revalidation runs, and send everything else to the fill layer: a miss or a revalidation
+// joins the busy fill of its key or starts one, and reads it at its own pace (DESIGN principle 12).
 import type { CacheEntry } from '../cache/entry.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
-import { Coalescer } from '../cache/coalescer.js';
 import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
 import { primaryKey, STORED_SCHEME } from '../cache/policy/cache-key.js';
 import { requestDirectives, type RequestDirectives } from '../cache/policy/request-directives.js';
 import { decideReuse } from '../cache/policy/reuse.js';
-import { canStore } from '../cache/policy/storability.js';
-import { selectNotModifiedTargets } from '../cache/policy/not-modified.js';
+import { evaluateConditional, notModifiedFields } from '../cache/policy/conditional.js';
+import { ageSeconds } from '../cache/policy/age.js';
 import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
 import { variantKey } from '../cache/policy/vary.js';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import type { Logger } from '../observe/logger.js';
-import { buildEntry, entryFromNotModified } from './build-entry.js';
+import type { CacheResult, Source } from '../observe/metrics.js';
+import type { Fill, FillHead } from '../fill/fill.js';
+import type { FillLayer } from '../fill/fill-layer.js';
+import type { FillReader } from '../fill/fill-reader.js';
 import type { Exchange } from './exchange.js';
-import { fetchFromOrigin, type OriginAnswer, type OriginRequest } from './origin-fetch.js';
-import { relayAndCollect } from './body-relay.js';
+import type { OriginRequest } from './origin-fetch.js';
 import { passThrough } from './pass-through.js';
 import { sendProxyError } from './respond.js';
 import { serveStored } from './stored-response.js';
 
 export interface CacheFlowDeps {
   cache: TieredCache;
+  /** Where misses and revalidations go: busy fills, the store gate, the hit-for-pass markers. */
+  fills: FillLayer;
   now: () => number;
-  /** Bodies larger than this are relayed but not stored. */
-  maxObjectBytes: number;
   logger: Logger;
   /** The lazy invalidation check (spec §1.1): true when a ban or purge newer than the entry hides it. */
   isInvalidated?: (entry: CacheEntry) => boolean;
@@ -67,26 +68,32 @@ function variantForRequest(candidates: readonly CacheEntry[], requestHeaders: He
   return undefined;
 }
 
-/** What a coalesced fetch left behind for the requests that waited on it. */
-type FillOutcome = 'stored' | 'not_stored';
+/** A stored entry that may not be served without asking the origin, and whether stale-if-error applies. */
+interface Stale {
+  hit: Hit;
+  staleIfError: boolean;
+}
+
+/** How a request came to read a fill: it started it, or it joined one another request started. */
+type Role = 'first' | 'joined';
 
 export class CacheFlow {
-  private readonly fills = new Coalescer<FillOutcome>();
-  private readonly backgroundRevalidations = new Coalescer<FillOutcome>();
+  /** Background revalidations in flight, by key and variant: one each. */
+  private readonly backgroundRevalidations = new Set<string>();
 
   constructor(private readonly deps: CacheFlowDeps) {}
 
   /**
    * Answers one request. A request served from the cache is answered before this returns, with no
-   * promise made (promise bookkeeping measured several µs per hit); anything that must wait for the
-   * origin returns the promise of that work.
+   * promise made (promise bookkeeping measured several µs per hit) and without touching the fill
+   * layer; anything that must wait for the origin returns the promise of that work.
    */
   handle(exchange: Exchange, route: CachingRoute): Promise<unknown> | undefined {
     const { request } = exchange;
     const requestHeaders = headersFromRaw(request.rawHeaders);
     if (requestHeaders('if-match') !== undefined || requestHeaders('if-unmodified-since') !== undefined) {
       // RFC 9111 §4.3.2: a cache must not evaluate these; the origin answers them.
-      return passThrough(route.pool, exchange, request);
+      return passThrough(this.deps.fills, route.pool, exchange, request);
     }
     const lookup: Lookup = {
       exchange,
@@ -104,7 +111,7 @@ export class CacheFlow {
         sendProxyError(exchange, 504, 'only-if-cached and nothing usable is stored');
         return;
       }
-      return this.fill(lookup);
+      return this.miss(lookup, undefined);
     }
     const now = this.deps.now();
     const decision = decideReuse(lookup.directives, hit.entry, now);
@@ -118,13 +125,13 @@ export class CacheFlow {
         return;
       case 'stale_while_revalidate':
         serveStored(exchange, hit.entry, requestHeaders, 'STALE', hit.source, now);
-        this.revalidateInBackground(lookup.key, hit.entry, originRequestOf(exchange), route);
+        this.revalidateInBackground(hit.entry, originRequestOf(exchange), route);
         return;
       case 'gateway_timeout':
         sendProxyError(exchange, 504, 'only-if-cached and the stored response needs revalidation');
         return;
       case 'revalidate':
-        return this.revalidate(lookup, hit, decision.staleIfError);
+        return this.miss(lookup, { hit, staleIfError: decision.staleIfError });
     }
   }
 
@@ -148,135 +155,91 @@ export class CacheFlow {
     return hit;
   }
 
-  /** A miss: one origin fetch per key; requests arriving meanwhile wait for it and then look again. */
-  private async fill(lookup: Lookup): Promise<void> {
-    const pending = this.fills.pending(lookup.key);
-    if (pending) {
-      if ((await pending) === 'stored' && this.serveIfFresh(lookup)) return;
-      // The fetch waited on was not storable, or stored another variant: this request goes alone.
-      await this.fetchAndServe(lookup, undefined);
+  /**
+   * A miss, or a stored entry that must be revalidated: joins the busy fill of the key that can answer
+   * the request, or starts one (conditional when `stale` is given) unless a hit-for-pass marker says
+   * the key's answers are not shared, and reads it.
+   */
+  private async miss(lookup: Lookup, stale: Stale | undefined): Promise<void> {
+    const { fills } = this.deps;
+    const { exchange, key, requestHeaders, directives } = lookup;
+    if (!fills.passMarked(key)) {
+      const joined = await fills.join(key, requestHeaders);
+      if (joined) return this.answer(lookup, joined.fill, joined.reader, joined.head, 'joined', stale);
+    }
+    // A request with credentials or no-store makes a fill nobody else waits on: its answer is most
+    // likely its own (RFC 9111 §3.5, §5.2.1.5).
+    const personal = requestHeaders('authorization') !== undefined || directives.noStore;
+    const fill = fills.fromOrigin(
+      { key, request: originRequestOf(exchange), requestHeaders, directives, route: lookup.route, revalidating: stale?.hit.entry },
+      !personal,
+    );
+    const reader = fill.claim();
+    this.answer(lookup, fill, reader, fill.known ?? (await fill.head), 'first', stale);
+  }
+
+  /** Answers a request from a fill's head: its body streamed by `reader`, or something else instead. */
+  private answer(lookup: Lookup, fill: Fill, reader: FillReader, head: FillHead, role: Role, stale: Stale | undefined): void {
+    const { exchange, requestHeaders } = lookup;
+    const now = this.deps.now();
+    if (head.kind === 'failed') {
+      reader.release();
+      if (stale?.staleIfError) serveStored(exchange, stale.hit.entry, requestHeaders, 'STALE', stale.hit.source, now);
+      else this.failOrigin(exchange, head.error, stale?.hit.entry.mustRevalidate === true);
       return;
     }
-    await this.fills.run(lookup.key, () => this.fetchAndServe(lookup, undefined));
+    if (head.kind === 'not_modified') {
+      reader.release();
+      serveStored(exchange, head.entry, requestHeaders, 'REVALIDATED', 'origin', now);
+      return;
+    }
+    if (stale?.staleIfError && head.status >= 500) {
+      reader.release();
+      serveStored(exchange, stale.hit.entry, requestHeaders, 'STALE', stale.hit.source, now);
+      return;
+    }
+    const [cacheResult, source] = servedAs(fill, head.shareable, role);
+    exchange.served(cacheResult, source);
+    const { response } = exchange;
+    const age = String(ageSeconds(head, now));
+    if (head.shareable && evaluateConditional(requestHeaders, { ...head, headers: head.fields }) === 'not_modified') {
+      const fields = notModifiedFields(head.fields);
+      fields.push('age', age, 'x-cache', cacheResult);
+      response.writeHead(304, fields);
+      response.end();
+      reader.release();
+      return;
+    }
+    const fields = head.fields.slice();
+    // svc states the Age of what it may store (RFC 9111 §5.1); an answer it only passes on keeps the origin's.
+    if (head.shareable) fields.push('age', age);
+    fields.push('x-cache', cacheResult);
+    response.writeHead(head.status, fields);
+    if (exchange.request.method === 'HEAD') {
+      // A HEAD client has its answer with the head; the fill still reads the body, for the cache.
+      response.end();
+      reader.release();
+      return;
+    }
+    reader.stream(exchange);
   }
 
-  /** After waiting on another request's fetch: serves its result when it suits this request. */
-  private serveIfFresh(lookup: Lookup): boolean {
-    const hit = this.lookup(lookup);
-    if (!hit) return false;
-    const now = this.deps.now();
-    if (decideReuse(lookup.directives, hit.entry, now).action !== 'fresh') return false;
-    serveStored(lookup.exchange, hit.entry, lookup.requestHeaders, 'HIT', hit.source, now);
-    return true;
-  }
-
-  /** Fetches from the origin (conditionally when `stale` is given) and answers the client. */
-  private async fetchAndServe(lookup: Lookup, stale: { hit: Hit; staleIfError: boolean } | undefined): Promise<FillOutcome> {
-    const { exchange, route } = lookup;
-    let answer: OriginAnswer;
-    try {
-      answer = await fetchFromOrigin(
-        route.pool,
-        originRequestOf(exchange),
-        { method: 'GET', forCache: true, ...(stale ? { validators: stale.hit.entry } : {}) },
-        this.deps.now,
-      );
-    } catch (error) {
-      if (stale?.staleIfError) serveStored(exchange, stale.hit.entry, lookup.requestHeaders, 'STALE', stale.hit.source, this.deps.now());
-      else this.failOrigin(exchange, error, stale?.hit.entry.mustRevalidate === true);
-      return 'not_stored';
-    }
-    if (stale && answer.statusCode === 304) {
-      answer.body.resume();
-      const notModified = headersFromRaw(answer.fields);
-      if (selectNotModifiedTargets(notModified, [stale.hit.entry]).length === 0) {
-        // The 304 does not describe what svc holds (RFC 9111 §4.3.4): ask again without validators.
-        return this.fetchAndServe(lookup, undefined);
-      }
-      const updated = this.applyNotModified(stale.hit.entry, answer, lookup.requestHeaders, route);
-      serveStored(exchange, updated ?? stale.hit.entry, lookup.requestHeaders, 'REVALIDATED', 'origin', this.deps.now());
-      return updated ? 'stored' : 'not_stored';
-    }
-    if (stale?.staleIfError && answer.statusCode >= 500) {
-      answer.body.resume();
-      serveStored(exchange, stale.hit.entry, lookup.requestHeaders, 'STALE', stale.hit.source, this.deps.now());
-      return 'not_stored';
-    }
-    return this.serveOriginAnswer(lookup, answer);
-  }
-
-  /** Relays a full origin answer to the client, storing it when RFC 9111 §3 allows. */
-  private async serveOriginAnswer(lookup: Lookup, answer: OriginAnswer): Promise<FillOutcome> {
-    const { exchange, route, requestHeaders } = lookup;
-    const { response, request } = exchange;
-    const bodyReader = request.method === 'HEAD' ? undefined : exchange;
-    const verdict = canStore(
-      { method: 'GET', headers: requestHeaders, directives: lookup.directives },
-      { status: answer.statusCode, headers: headersFromRaw(answer.fields), responseTimeMs: answer.responseTimeMs },
-      route.policy,
+  /**
+   * Stale-while-revalidate: one background revalidation per variant, never delaying a client. Its fill
+   * is the key's busy object meanwhile, so a client that needs the origin for the key waits on it.
+   */
+  private revalidateInBackground(entry: CacheEntry, request: OriginRequest, route: CachingRoute): void {
+    const id = `${entry.key}\u0000${entry.variantKey}`;
+    if (this.backgroundRevalidations.has(id)) return;
+    this.backgroundRevalidations.add(id);
+    const fill = this.deps.fills.fromOrigin(
+      { key: entry.key, request, requestHeaders: headersFromRaw(request.rawHeaders), route, revalidating: entry },
+      true,
     );
-    if (!verdict.store) {
-      exchange.served('BYPASS', 'origin');
-      const fields = answer.fields.slice();
-      fields.push('x-cache', 'BYPASS');
-      response.writeHead(answer.statusCode, fields);
-      // A HEAD client has its answer with the head; the GET body it does not want is not read.
-      if (!bodyReader) response.end();
-      await relayAndCollect(answer.body, bodyReader, 0);
-      return 'not_stored';
-    }
-    exchange.served('MISS', 'origin');
-    const draft = buildEntry({ key: lookup.key, requestHeaders, answer, route: route.label, policy: route.policy, omitFields: verdict.omitFields });
-    const fields = draft.clientFields.slice();
-    fields.push('age', String(draft.ageSecondsAtResponse), 'x-cache', 'MISS');
-    response.writeHead(answer.statusCode, fields);
-    // A HEAD client has its answer with the head; the body is still read, for the cache.
-    if (!bodyReader) response.end();
-    const relayed = await relayAndCollect(answer.body, bodyReader, this.deps.maxObjectBytes);
-    if (!relayed.complete || !relayed.body) return 'not_stored';
-    return this.deps.cache.store(draft.complete(relayed.body)) === 'stored' ? 'stored' : 'not_stored';
-  }
-
-  /** A stored entry that may not be served without asking the origin (RFC 9111 §4.3). */
-  private async revalidate(lookup: Lookup, hit: Hit, staleIfError: boolean): Promise<void> {
-    const pending = this.fills.pending(lookup.key);
-    if (pending) {
-      await pending;
-      if (this.serveIfFresh(lookup)) return;
-    }
-    await this.fills.run(lookup.key, () => this.fetchAndServe(lookup, { hit, staleIfError }));
-  }
-
-  /** Stale-while-revalidate: one background revalidation per variant, never delaying a client. */
-  private revalidateInBackground(key: string, entry: CacheEntry, request: OriginRequest, route: CachingRoute): void {
-    const requestHeaders = headersFromRaw(request.rawHeaders);
-    const run = async (): Promise<FillOutcome> => {
-      const answer = await fetchFromOrigin(route.pool, request, { method: 'GET', forCache: true, validators: entry }, this.deps.now);
-      if (answer.statusCode === 304 && selectNotModifiedTargets(headersFromRaw(answer.fields), [entry]).length > 0) {
-        answer.body.resume();
-        return this.applyNotModified(entry, answer, requestHeaders, route) ? 'stored' : 'not_stored';
-      }
-      const verdict = canStore(
-        { method: 'GET', headers: requestHeaders },
-        { status: answer.statusCode, headers: headersFromRaw(answer.fields), responseTimeMs: answer.responseTimeMs },
-        route.policy,
-      );
-      const relayed = await relayAndCollect(answer.body, undefined, verdict.store ? this.deps.maxObjectBytes : 0);
-      if (!verdict.store || !relayed.body) return 'not_stored';
-      const draft = buildEntry({ key, requestHeaders, answer, route: route.label, policy: route.policy, omitFields: verdict.omitFields });
-      return this.deps.cache.store(draft.complete(relayed.body)) === 'stored' ? 'stored' : 'not_stored';
-    };
-    this.backgroundRevalidations.run(`${key}\u0000${entry.variantKey}`, run).catch((error: unknown) => {
-      this.deps.logger.warn({ err: error, key }, 'background revalidation failed');
+    void fill.head.then((head) => {
+      if (head.kind === 'failed') this.deps.logger.warn({ err: head.error, key: entry.key }, 'background revalidation failed');
     });
-  }
-
-  /** RFC 9111 §4.3.4: stores the entry a 304 refreshed; undefined when it may no longer be stored. */
-  private applyNotModified(entry: CacheEntry, answer: OriginAnswer, requestHeaders: HeaderLookup, route: CachingRoute): CacheEntry | undefined {
-    const updated = entryFromNotModified(entry, answer.fields, requestHeaders, answer, route.policy);
-    if (updated) this.deps.cache.store(updated);
-    else this.deps.cache.delete(entry.key, entry.variantKey);
-    return updated;
+    void fill.result.then(() => this.backgroundRevalidations.delete(id));
   }
 
   /**
@@ -288,6 +251,16 @@ export class CacheFlow {
     exchange.served('MISS', 'origin');
     sendProxyError(exchange, mustRevalidate ? 504 : failure.status, failure.message);
   }
+}
+
+/**
+ * What a fill's reader is counted as: the request that started it a MISS (or a BYPASS when the answer
+ * is not shared); one that joined a fill that will be stored a HIT, as Varnish counts a request that
+ * waited on a busy object; one that joined an answer too large to store a MISS.
+ */
+function servedAs(fill: Fill, shareable: boolean, role: Role): [CacheResult, Source] {
+  if (role === 'first') return [shareable ? 'MISS' : 'BYPASS', 'origin'];
+  return fill.state === 'busy' ? ['HIT', 'hot'] : ['MISS', 'origin'];
 }
 
 function originRequestOf(exchange: Exchange): OriginRequest {

@@ -1,11 +1,14 @@
-// Requests svc does not answer from its cache (unsafe methods, `BYPASS` routes, uncacheable
-// answers): forwarded to the origin with their body, and the answer streamed back as it arrives.
+// Requests svc does not answer from its cache (unsafe methods, `BYPASS` routes, preconditions only the
+// origin may evaluate): forwarded to the origin with their body, and the answer streamed back through
+// a fill of its own that is never stored or shared, so the client reads at its own pace within the
+// same bounds (read-ahead, write-idle timeout) as every other answer.
 import type { IncomingMessage } from 'node:http';
-import type { UpstreamPool } from '../upstream/upstream-pool.js';
+import type { UpstreamPool, UpstreamResponse } from '../upstream/upstream-pool.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
+import type { FillLayer } from '../fill/fill-layer.js';
+import { passedAnswer } from '../fill/fill.js';
 import { originRequestHeaders, responseFieldsFromOrigin, withVia } from './forward-headers.js';
 import type { Exchange } from './exchange.js';
-import { relayAndCollect } from './body-relay.js';
 import { sendProxyError } from './respond.js';
 
 export interface PassThroughResult {
@@ -19,6 +22,7 @@ export interface PassThroughResult {
  * owner could not answer (it fetched from the origin and, not owning the key, keeps no copy).
  */
 export async function passThrough(
+  fills: FillLayer,
   pool: UpstreamPool,
   exchange: Exchange,
   request: IncomingMessage,
@@ -26,26 +30,33 @@ export async function passThrough(
 ): Promise<PassThroughResult | undefined> {
   exchange.served(cacheResult, 'origin');
   const hasBody = request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined;
+  let answer: UpstreamResponse;
   try {
-    const answer = await pool.request({
+    answer = await pool.request({
       method: request.method ?? 'GET',
       path: request.url ?? '/',
       headers: originRequestHeaders(request.rawHeaders, request.socket.remoteAddress ?? '', 'http'),
       body: hasBody ? request : undefined,
     });
-    const fields = withVia(responseFieldsFromOrigin(answer.headers));
-    fields.push('x-cache', cacheResult);
-    exchange.response.writeHead(answer.statusCode, fields);
-    if (request.method === 'HEAD' || answer.statusCode === 204 || answer.statusCode === 304) {
-      answer.body.resume();
-      exchange.response.end();
-    } else {
-      await relayAndCollect(answer.body, exchange, 0);
-    }
-    return { status: answer.statusCode, headers: answer.headers };
   } catch (error) {
     const failure = error instanceof UpstreamError ? error : new UpstreamError('upstream_error', 'origin request failed', { cause: error });
     sendProxyError(exchange, failure.status, failure.message);
     return undefined;
   }
+  const fields = withVia(responseFieldsFromOrigin(answer.headers));
+  fields.push('x-cache', cacheResult);
+  exchange.response.writeHead(answer.statusCode, fields);
+  if (request.method === 'HEAD' || answer.statusCode === 204 || answer.statusCode === 304) {
+    answer.body.resume();
+    exchange.response.end();
+  } else {
+    relay(fills, answer, exchange);
+  }
+  return { status: answer.statusCode, headers: answer.headers };
+}
+
+/** Streams an answer's body to the one client it is for, through an unshared fill that never stores. */
+function relay(fills: FillLayer, answer: UpstreamResponse, exchange: Exchange): void {
+  const fill = fills.open('', () => Promise.resolve(passedAnswer(answer.statusCode, [], answer.body)), false);
+  fill.claim().stream(exchange);
 }
