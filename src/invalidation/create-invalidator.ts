@@ -27,8 +27,10 @@ import { keyOfUrl } from './url-key.js';
 /** Active bans are kept this long, then pruned (spec §1.1, §8). */
 export const BAN_RETENTION_MS = 24 * 60 * 60 * 1000;
 /**
- * How long a purge keeps hiding what fetches begun before it store: longer than any origin fetch may
- * take (upstream `response_timeout` defaults to 30 s; bodies stream after it), with a wide margin.
+ * How long a purge record keeps hiding entries fetched before the purge (the lazy check). Fills no
+ * longer rely on it: the store gate refuses what a purge covers however long the fill ran
+ * (invalidation-sequence.ts), so the window only bounds the records' memory; 5 min keeps a safety net
+ * well past any origin fetch (`response_timeout` defaults to 30 s).
  */
 export const PURGE_WINDOW_MS = 5 * 60 * 1000;
 /** Purge records kept at most; past it the oldest expire early. Bounds memory under a purge storm. */

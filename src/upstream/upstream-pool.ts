@@ -5,6 +5,7 @@
 import type { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import { classifyUpstreamError, neverReachedOrigin, UpstreamError } from './upstream-error.js';
+import { resetAwareConnector } from './reset-aware-connector.js';
 
 export interface UpstreamPoolOptions {
   name: string;
@@ -61,7 +62,7 @@ export class UpstreamPool {
       skipUntilMs: 0,
       pool: new Pool(origin, {
         connections: options.connections,
-        connect: { timeout: options.connectTimeoutMs },
+        connect: resetAwareConnector({ timeout: options.connectTimeoutMs }),
         headersTimeout: options.responseTimeoutMs,
         bodyTimeout: options.responseTimeoutMs,
       }),
