@@ -76,12 +76,16 @@ async function startHeldOrigin(): Promise<HeldOrigin> {
 describe('one slow client pays for itself alone', { timeout: 120_000 }, () => {
   let origin: HeldOrigin;
   let svc: SvcUnderTest;
+  /** The same node with a 1 s write-idle timeout, for the client that stops reading. */
+  let impatient: SvcUnderTest;
   before(async () => {
     origin = await startHeldOrigin();
-    svc = await startSvc([origin.url], { config: { max_object_bytes: 32 * 1024 * 1024, client_write_idle_timeout: '1s' } });
+    svc = await startSvc([origin.url], { config: { max_object_bytes: 32 * 1024 * 1024 } });
+    impatient = await startSvc([origin.url], { config: { max_object_bytes: 32 * 1024 * 1024, client_write_idle_timeout: '1s' } });
   });
   after(async () => {
     await svc.stop();
+    await impatient.stop();
     await origin.close();
   });
 
@@ -107,12 +111,13 @@ describe('one slow client pays for itself alone', { timeout: 120_000 }, () => {
   });
 
   test('a client that stops reading is cut off by the write-idle timeout; the fill completes and is stored', async () => {
-    const stalled = pacedGet(`${svc.dataUrl}/stalled`, 0);
-    assert.match(await stalled.head, /x-cache: MISS/i);
     const cuts = async (): Promise<number> =>
-      metricValue((await fetchRaw(`${svc.adminUrl}/metrics`)).body, 'svc_fill_clients_cut_total{reason="write_idle"}');
+      metricValue((await fetchRaw(`${impatient.adminUrl}/metrics`)).body, 'svc_fill_clients_cut_total{reason="write_idle"}');
+    assert.equal(await cuts(), 0);
+    const stalled = pacedGet(`${impatient.dataUrl}/stalled`, 0);
+    assert.match(await stalled.head, /x-cache: MISS/i);
     await eventually(async () => (await cuts()) === 1, 30_000, 'the stalled client to be cut');
-    const hit = await fetchRaw(`${svc.dataUrl}/stalled`);
+    const hit = await fetchRaw(`${impatient.dataUrl}/stalled`);
     assert.equal(header(hit, 'x-cache'), 'HIT');
     assert.equal(sha256(hit.raw), sha256(body));
     stalled.drain();

@@ -1,6 +1,6 @@
 // A client that reads its answer at a chosen pace over a raw socket: a modem-speed reader, or one that
-// stops reading altogether. The socket is left paused, so what it does not read stays in the kernel
-// and TCP pushes back on the server as a slow client's connection does.
+// stops reading altogether. Between reads the socket is paused, so what it does not read stays in the
+// kernel and TCP pushes back on the server as a slow client's connection does.
 import { connect, type Socket } from 'node:net';
 
 export interface PacedGet {
@@ -20,7 +20,6 @@ export function pacedGet(url: string, bytesPerSecond: number): PacedGet {
   const { hostname, port, pathname, search } = new URL(url);
   const socket: Socket = connect({ host: hostname, port: Number(port) });
   socket.write(`GET ${pathname}${search} HTTP/1.1\r\nhost: ${hostname}:${port}\r\nconnection: close\r\n\r\n`);
-  socket.pause();
   let buffered = Buffer.alloc(0);
   let headDone = false;
   let bodyBytes = 0;
@@ -31,15 +30,7 @@ export function pacedGet(url: string, bytesPerSecond: number): PacedGet {
   socket.on('error', () => undefined);
 
   const tickMs = 100;
-  const read = (limit: number): void => {
-    const available = socket.readableLength;
-    if (available === 0) {
-      socket.read(0);
-      return;
-    }
-    const chunk = socket.read(Math.min(limit, available)) as Buffer | null;
-    if (chunk !== null) take(chunk);
-  };
+  const perTick = Math.round((bytesPerSecond * tickMs) / 1000);
   const take = (chunk: Buffer): void => {
     if (headDone) {
       bodyBytes += chunk.length;
@@ -52,11 +43,19 @@ export function pacedGet(url: string, bytesPerSecond: number): PacedGet {
     resolveHead(buffered.subarray(0, end).toString('latin1'));
     bodyBytes += buffered.length - end - 4;
   };
-  // The head is read as soon as it comes; the body at the chosen pace.
+  // Reads while the budget lasts, then stops until the next tick refills it: `bytesPerSecond` on
+  // average, one socket read (up to 64 KiB) at a time. The head is read whatever the budget.
+  let budget = 0;
+  socket.on('data', (chunk: Buffer) => {
+    take(chunk);
+    if (headDone) budget -= chunk.length;
+    if (headDone && budget <= 0) socket.pause();
+  });
   const timer = setInterval(() => {
-    if (!headDone) read(64 * 1024);
-    else if (bytesPerSecond > 0) read(Math.max(1, Math.round((bytesPerSecond * tickMs) / 1000)));
+    budget = Math.min(budget + perTick, perTick);
+    if (!headDone || budget > 0) socket.resume();
   }, tickMs);
+  socket.resume();
   void closed.then(() => clearInterval(timer));
   return {
     head,
@@ -64,7 +63,7 @@ export function pacedGet(url: string, bytesPerSecond: number): PacedGet {
     received: () => bodyBytes,
     drain: () => {
       clearInterval(timer);
-      socket.on('data', take);
+      budget = Infinity;
       socket.resume();
     },
     destroy: () => {
