@@ -33,7 +33,6 @@ export interface ClusterNodeOptions {
   dataPlaneUrl: () => string;
   /** The fresh entry that answers a plain request for a key as a HIT (the node's cache flow). */
   freshEntry: PeerFetcherOptions['freshEntry'];
-  fills: PeerFetcherOptions['fills'];
   now: () => number;
 }
 
@@ -105,8 +104,9 @@ export class ClusterNode {
             dataPlaneUrl: options.dataPlaneUrl,
             counters: clusterMetrics.peerFetch,
             freshEntry: options.freshEntry,
-            fills: options.fills,
             now: options.now,
+            maxObjectBytes: config.max_object_bytes,
+            writeIdleTimeoutMs: config.client_write_idle_timeout,
           })
         : undefined;
     this.shares = new RingShares(member.ring);

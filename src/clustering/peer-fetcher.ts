@@ -4,9 +4,15 @@
 // source "peer" and keeps no copy, so each object is held once in the cluster. If the owner cannot
 // answer, the node fetches from the origin itself.
 //
+// On the asking node a peer fetch is a fill (src/fill/): concurrent plain requests for a key share one
+// peer fetch, and the body streams from the owner in parts (peer-fetch-wire.ts) at the pace of the
+// fill's readers, so neither node holds a large object for the other. An owner does not send objects
+// larger than its max_object_bytes; the asker then goes to the origin, and keeps going there for the
+// key for a while (svc_peer_fetch_refused_total{reason="too_large"}).
+//
 // The owner answers a plain request for a fresh entry straight from its tiers. Anything else (a miss,
 // a stale entry, a conditional or range request) goes through its own data plane, over loopback, with
-// a hop header that keeps the request there: the owner's cache flow (coalescing, storing, freshness,
+// a hop header that keeps the request there: the owner's cache flow (fills, storing, freshness,
 // invalidation) stays the one code path, as a Varnish shard director forwards to the owning Varnish.
 import { Pool } from 'undici';
 import type { RequestHandler, RequestOptions } from '../../cluster/index.js';
@@ -14,12 +20,28 @@ import type { CacheResult } from '../observe/metrics.js';
 import type { CacheEntry } from '../cache/entry.js';
 import { primaryKey, STORED_SCHEME } from '../cache/policy/cache-key.js';
 import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
+import { surrogateKeys } from '../cache/policy/surrogate-keys.js';
+import { varyNames, variantKey } from '../cache/policy/vary.js';
+import { parseDeltaSeconds } from '../cache/policy/cache-control.js';
 import { storedFields } from '../proxy/stored-response.js';
-import type { CachingRoute } from '../proxy/cache-flow.js';
 import type { Exchange } from '../proxy/exchange.js';
-import { passThrough } from '../proxy/pass-through.js';
-import type { FillLayer } from '../fill/fill-layer.js';
-import { decodePeerFetchAnswer, decodePeerFetchRequest, encodePeerFetchAnswer, encodePeerFetchRequest, type PeerFetchRequest } from './peer-fetch-wire.js';
+import type { AnswerHead, Fill, FillOpening } from '../fill/fill.js';
+import { HitForPassMarkers } from '../fill/hit-for-pass.js';
+import { PeerBodyStream } from './peer-body-stream.js';
+import { bufferSource, PeerFetchStreams, readableSource, type PartSource } from './peer-fetch-streams.js';
+import {
+  decodePeerFetchAnswer,
+  decodePeerFetchMessage,
+  decodePeerFetchPart,
+  encodePeerFetchAnswer,
+  encodePeerFetchPart,
+  encodePeerFetchPartRequest,
+  encodePeerFetchRequest,
+  PEER_FETCH_PART_BYTES,
+  type PeerFetchAnswer,
+  type PeerFetchPart,
+  type PeerFetchRequest,
+} from './peer-fetch-wire.js';
 
 /** The channel of the peer-fetch RPC: `/v1/peer/fetch` on the UDP transport (spec §4.1). */
 export const PEER_FETCH_CHANNEL = 'fetch';
@@ -35,6 +57,17 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te'
 
 const CACHE_RESULTS = new Set<CacheResult>(['HIT', 'MISS', 'STALE', 'BYPASS', 'REVALIDATED']);
 
+/** Request fields that need the data plane's full handling (conditionals, ranges). */
+export const NEEDS_DATA_PLANE = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'range', 'if-range'];
+
+/**
+ * Streams an owner keeps open for asking nodes: each holds one part at most, and the owner's data plane
+ * is reached through the local pool's connections, which bound the streams of misses anyway.
+ */
+const MAX_STREAMS = 256;
+/** Keep-alive connections to this node's own data plane, for the peer fetches it answers through it. */
+const LOCAL_CONNECTIONS = 64;
+
 export interface PeerFetchMember {
   readonly localMember: { readonly name: string };
   readonly ring: { owner(key: string): string | undefined };
@@ -49,7 +82,9 @@ export interface PeerFetchCounters {
   miss(): void;
   /** A request reached `hop_limit` on a node that did not own its key. */
   hopLimit(): void;
-  /** Seconds one peer fetch took, answered or not. */
+  /** The owner refused an object larger than its max_object_bytes; the asker went to the origin. */
+  refusedTooLarge(): void;
+  /** Seconds one peer fetch took to its head (or to its failure). */
   duration(seconds: number): void;
 }
 
@@ -57,7 +92,7 @@ export interface PeerFetcherOptions {
   member: PeerFetchMember;
   /** `hop_limit` (spec §2.3): nodes a request may visit looking for its key's owner. */
   hopLimit: number;
-  /** Longest a peer fetch may take: the owner may have to go to the origin. */
+  /** Longest a peer request (the head, or one part) may take: the owner may have to go to the origin. */
   timeoutMs: number;
   /** This node's own data plane, `http://host:port`, where the owner side serves; known once bound. */
   dataPlaneUrl: () => string;
@@ -65,12 +100,11 @@ export interface PeerFetcherOptions {
   /** The fresh entry that answers a plain request for a key as a HIT, if this node holds one. */
   freshEntry: (key: string, requestHeaders: HeaderLookup) => CacheEntry | undefined;
   now: () => number;
-  /** The node's fill layer: the fall-back to the origin streams through it. */
-  fills: FillLayer;
+  /** This node's max_object_bytes: larger objects are not sent to peers. */
+  maxObjectBytes: number;
+  /** `client_write_idle_timeout`: an asker's fill pauses between parts at most about this long. */
+  writeIdleTimeoutMs: number;
 }
-
-/** Request fields that need the data plane's full handling (conditionals, ranges). */
-const NEEDS_DATA_PLANE = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'range', 'if-range'];
 
 function flatten(headers: Record<string, string | string[] | undefined>): string[] {
   const fields: string[] = [];
@@ -93,89 +127,171 @@ function forwardable(rawHeaders: readonly string[]): string[] {
   return fields;
 }
 
-/**
- * The fields the asking node sends its client. It owns the framing: a HEAD keeps the owner's
- * Content-Length (the length of the GET body), anything else gets the length of the body it carries.
- */
-function clientFields(fields: readonly string[], method: string, status: number, bodyLength: number): string[] {
-  if (method === 'HEAD') return fields.slice();
-  const kept: string[] = [];
-  for (let i = 0; i < fields.length; i += 2) if (fields[i] !== 'content-length') kept.push(fields[i]!, fields[i + 1]!);
-  if (status !== 204 && status !== 304) kept.push('content-length', String(bodyLength));
-  return kept;
+/** A Content-Length of plain digits, or undefined. */
+function lengthOf(value: string | string[] | undefined): number | undefined {
+  return typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : undefined;
+}
+
+/** The request a node forwards to a key's owner for a client's request. */
+function peerFetchRequestOf(exchange: Exchange): PeerFetchRequest {
+  const { request } = exchange;
+  return { method: request.method ?? 'GET', path: request.url ?? '/', headers: forwardable(request.rawHeaders), hops: 1 };
 }
 
 export class PeerFetcher {
   private localPool: Pool | undefined;
+  private readonly streams: PeerFetchStreams;
+  /** Keys whose owner refused them as too large: their requests go to the origin directly meanwhile. */
+  private readonly refused = new HitForPassMarkers();
 
-  constructor(private readonly options: PeerFetcherOptions) {}
+  constructor(private readonly options: PeerFetcherOptions) {
+    // An asker pauses between parts while its readers push back, and cuts them after the write-idle
+    // timeout: a stream idle for that long plus one peer timeout has been given up.
+    this.streams = new PeerFetchStreams({
+      maxStreams: MAX_STREAMS,
+      idleMs: options.writeIdleTimeoutMs + options.timeoutMs,
+      partBytes: PEER_FETCH_PART_BYTES,
+    });
+  }
 
   /** Keep-alive connections to this node's own data plane, made on the first peer fetch served. */
   private get local(): Pool {
-    this.localPool ??= new Pool(this.options.dataPlaneUrl(), { connections: 32 });
+    this.localPool ??= new Pool(this.options.dataPlaneUrl(), { connections: LOCAL_CONNECTIONS });
     return this.localPool;
   }
 
   /** Serves `/v1/peer/fetch` for the other nodes. */
   start(): void {
-    this.options.member.handleRequest(PEER_FETCH_CHANNEL, (_from, body) => this.answer(decodePeerFetchRequest(body)));
+    this.options.member.handleRequest(PEER_FETCH_CHANNEL, (_from, body) => this.serve(body));
   }
 
   async close(): Promise<void> {
+    this.streams.closeAll();
     await this.localPool?.close();
   }
 
   /**
-   * For the cache flow, before it looks in the local tiers: the promise of answering `exchange` from
-   * the key's owner, or undefined when this node is to answer itself (it owns the key, or the request
-   * was forwarded here by a peer).
+   * Routing, before the cache flow looks in the local tiers: the member that owns `key` when another
+   * node does and the request is to go there; undefined when this node is to answer itself (it owns
+   * the key, or the request was forwarded here by a peer).
    */
-  route(exchange: Exchange, key: string, route: CachingRoute): Promise<unknown> | undefined {
+  ownerOf(exchange: Exchange, key: string): string | undefined {
     if (exchange.request.headers[PEER_HOP_HEADER] !== undefined) return undefined;
     const owner = this.options.member.ring.owner(key);
     if (owner === undefined || owner === this.options.member.localMember.name) return undefined;
-    return this.fetchFromOwner(exchange, owner, route);
+    return owner;
   }
 
-  private async fetchFromOwner(exchange: Exchange, owner: string, route: CachingRoute): Promise<void> {
-    const { request, response } = exchange;
-    const { counters } = this.options;
-    const started = process.hrtime.bigint();
-    const ask: PeerFetchRequest = { method: request.method ?? 'GET', path: request.url ?? '/', headers: forwardable(request.rawHeaders), hops: 1 };
-    let bytes: Uint8Array;
-    try {
-      bytes = await this.options.member.request(owner, PEER_FETCH_CHANNEL, encodePeerFetchRequest(ask), { timeoutMs: this.options.timeoutMs });
-    } catch {
+  /** Whether requests for `key` skip its owner for now: the owner refused the object as too large. */
+  bypassesOwner(key: string): boolean {
+    return this.refused.has(key, this.options.now());
+  }
+
+  /**
+   * The opening of a fill that asks `owner` for `ask`. `shareable`: the request is plain, so an answer
+   * the owner would cache may go to every reader of the fill. When the owner cannot answer or refuses,
+   * `fallback` opens the fill on the origin instead.
+   */
+  openOnOwner(
+    owner: string,
+    exchange: Exchange,
+    key: string,
+    shareable: boolean,
+    fallback: (fill: Fill) => Promise<FillOpening>,
+  ): (fill: Fill) => Promise<FillOpening> {
+    const ask = peerFetchRequestOf(exchange);
+    return async (fill) => {
+      const { counters } = this.options;
+      const started = process.hrtime.bigint();
+      let answer: PeerFetchAnswer;
+      try {
+        const bytes = await this.options.member.request(owner, PEER_FETCH_CHANNEL, encodePeerFetchRequest(ask), { timeoutMs: this.options.timeoutMs });
+        answer = decodePeerFetchAnswer(bytes);
+      } catch {
+        counters.duration(Number(process.hrtime.bigint() - started) / 1e9);
+        counters.miss();
+        // The owner cannot answer: the origin can. Not owning the key, this node keeps no copy.
+        return fallback(fill);
+      }
       counters.duration(Number(process.hrtime.bigint() - started) / 1e9);
-      counters.miss();
-      // The owner cannot answer: the origin can. Not owning the key, this node keeps no copy.
-      await passThrough(this.options.fills, route.pool, exchange, request, 'MISS');
-      return;
-    }
-    counters.duration(Number(process.hrtime.bigint() - started) / 1e9);
-    const answer = decodePeerFetchAnswer(bytes);
-    const xCache = answer.fields[answer.fields.indexOf('x-cache') + 1] as CacheResult | undefined;
-    const cacheResult: CacheResult = xCache !== undefined && CACHE_RESULTS.has(xCache) ? xCache : 'MISS';
+      if (answer.kind === 'refused') {
+        counters.miss();
+        counters.refusedTooLarge();
+        this.refused.mark(key, this.options.now());
+        return fallback(fill);
+      }
+      const more = answer.more;
+      const body = new PeerBodyStream((offset) => this.askPart(more!.node, more!.stream, offset), answer.body, more !== undefined);
+      return this.opening(answer, body, ask, shareable);
+    };
+  }
+
+  /** A peer's answer as the asking node's fill opens on it. */
+  private opening(answer: Extract<PeerFetchAnswer, { kind: 'answer' }>, body: PeerBodyStream, ask: PeerFetchRequest, shareable: boolean): FillOpening {
+    const { counters } = this.options;
+    const fields = answer.fields;
+    const result = fields[fields.indexOf('x-cache') + 1] as CacheResult | undefined;
+    const cacheResult: CacheResult = result !== undefined && CACHE_RESULTS.has(result) ? result : 'MISS';
     if (cacheResult === 'MISS' || cacheResult === 'BYPASS') counters.miss();
     else counters.hit();
-    exchange.served(cacheResult, 'peer');
-    response.writeHead(answer.status, clientFields(answer.fields, request.method ?? 'GET', answer.status, answer.body.length));
-    if (request.method === 'HEAD') {
-      response.end();
-      return;
+    const responseHeaders = headersFromRaw(fields);
+    // The owner's Age: a reader that joins later gets it aged by the time since, as from a stored entry.
+    const shared = shareable && cacheResult !== 'BYPASS';
+    const kept: string[] = [];
+    for (let i = 0; i < fields.length; i += 2) {
+      const name = fields[i]!;
+      if (name === 'x-cache' || (shared && name === 'age')) continue;
+      kept.push(name, fields[i + 1]!);
     }
-    exchange.bytesOut += answer.body.length;
-    response.end(answer.body);
+    const vary = varyNames(responseHeaders);
+    const head: AnswerHead = {
+      status: answer.status,
+      fields: kept,
+      shareable: shared,
+      varyNames: vary.names,
+      variantKey: variantKey(vary.names, headersFromRaw(ask.headers)),
+      varyStar: vary.star,
+      tags: surrogateKeys(responseHeaders),
+      etag: responseHeaders('etag'),
+      lastModified: responseHeaders('last-modified'),
+      correctedInitialAgeMs: (parseDeltaSeconds(responseHeaders('age')) ?? 0) * 1000,
+      responseTimeMs: this.options.now(),
+      countedAs: [cacheResult, 'peer'],
+    };
+    return {
+      kind: 'answer',
+      head,
+      body,
+      announcedBytes: ask.method === 'HEAD' ? undefined : lengthOf(responseHeaders('content-length')),
+      closeDelimited: false,
+      complete: undefined,
+    };
   }
 
-  /** The owner side: forward while another node owns the key and hops remain, else serve here. */
+  private async askPart(node: string, stream: string, offset: number): Promise<PeerFetchPart> {
+    const bytes = await this.options.member.request(node, PEER_FETCH_CHANNEL, encodePeerFetchPartRequest({ stream, offset }), {
+      timeoutMs: this.options.timeoutMs,
+    });
+    return decodePeerFetchPart(bytes);
+  }
+
+  /** The owner side of `/v1/peer/fetch`: an opening request, or the next part of a stream. */
+  private async serve(body: Uint8Array): Promise<Uint8Array> {
+    const message = decodePeerFetchMessage(body);
+    if (message.kind === 'part') return encodePeerFetchPart(await this.streams.part(message.stream, message.offset));
+    return this.answer(message);
+  }
+
+  /** Forwards while another node owns the key and hops remain, else answers here. */
   private async answer(ask: PeerFetchRequest): Promise<Uint8Array> {
     const { member, hopLimit, counters } = this.options;
     const host = ask.headers[ask.headers.indexOf('host') + 1] ?? '';
-    const owner = member.ring.owner(primaryKey(STORED_SCHEME, host, ask.path));
+    const key = primaryKey(STORED_SCHEME, host, ask.path);
+    const owner = member.ring.owner(key);
     if (owner !== undefined && owner !== member.localMember.name) {
       if (ask.hops < hopLimit) {
         // Views of the ring differ for a moment while membership changes: pass it on to the owner.
+        // Its answer names the member that holds the rest of the body, so it goes back unchanged.
         return member.request(owner, PEER_FETCH_CHANNEL, encodePeerFetchRequest({ ...ask, hops: ask.hops + 1 }), {
           timeoutMs: this.options.timeoutMs,
         });
@@ -184,10 +300,11 @@ export class PeerFetcher {
     }
     const requestHeaders = headersFromRaw(ask.headers);
     if (NEEDS_DATA_PLANE.every((name) => requestHeaders(name) === undefined)) {
-      const entry = this.options.freshEntry(primaryKey(STORED_SCHEME, host, ask.path), requestHeaders);
+      const entry = this.options.freshEntry(key, requestHeaders);
       if (entry) {
-        const body = ask.method === 'HEAD' ? new Uint8Array(0) : entry.body;
-        return encodePeerFetchAnswer({ status: entry.status, fields: storedFields(entry, 'HIT', this.options.now()), body });
+        const fields = storedFields(entry, 'HIT', this.options.now());
+        if (ask.method === 'HEAD') return this.firstPart(entry.status, fields, bufferSource(new Uint8Array(0), 0));
+        return this.firstPart(entry.status, fields, bufferSource(entry.body, 0));
       }
     }
     const answer = await this.local.request({
@@ -195,9 +312,32 @@ export class PeerFetcher {
       path: ask.path,
       headers: [...ask.headers, PEER_HOP_HEADER, String(ask.hops)],
       headersTimeout: this.options.timeoutMs,
-      bodyTimeout: this.options.timeoutMs,
+      bodyTimeout: this.options.writeIdleTimeoutMs + this.options.timeoutMs,
     });
-    const body = new Uint8Array(await answer.body.arrayBuffer());
-    return encodePeerFetchAnswer({ status: answer.statusCode, fields: flatten(answer.headers), body });
+    const announced = lengthOf(answer.headers['content-length']);
+    if (ask.method !== 'HEAD' && announced !== undefined && announced > this.options.maxObjectBytes) {
+      answer.body.destroy();
+      return encodePeerFetchAnswer({ kind: 'refused', reason: 'too_large' });
+    }
+    return this.firstPart(answer.statusCode, flatten(answer.headers), readableSource(answer.body));
+  }
+
+  /** The head and the first part of a body; the rest, if any, stays open as a stream for the asker. */
+  private async firstPart(status: number, fields: string[], source: PartSource): Promise<Uint8Array> {
+    let part: PeerFetchPart;
+    try {
+      part = await source.next(PEER_FETCH_PART_BYTES);
+    } catch (error) {
+      source.close();
+      throw error;
+    }
+    if (!part.more) return encodePeerFetchAnswer({ kind: 'answer', status, fields, body: part.body, more: undefined });
+    const stream = this.streams.open(source, part.body.length);
+    if (stream === undefined) {
+      // Every stream is taken: the asker goes to the origin rather than wait.
+      source.close();
+      throw new Error('no peer-fetch stream free');
+    }
+    return encodePeerFetchAnswer({ kind: 'answer', status, fields, body: part.body, more: { stream, node: this.options.member.localMember.name } });
   }
 }

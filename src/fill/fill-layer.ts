@@ -69,7 +69,12 @@ export class FillLayer {
 
   /** Starts a fill on the origin; `shared` makes it the busy object other requests for the key join. */
   fromOrigin(ask: OriginFillRequest, shared: boolean): Fill {
-    const opening = openOnOrigin(
+    return this.open(ask.key, this.originOpening(ask), shared);
+  }
+
+  /** The opening of a fill on the origin, for a fill that may open elsewhere first (a peer). */
+  originOpening(ask: OriginFillRequest): (fill: Fill) => Promise<FillOpening> {
+    return openOnOrigin(
       {
         now: this.#options.now,
         deleteEntry: (entry) => void this.#options.cache.delete(entry.key, entry.variantKey),
@@ -78,7 +83,6 @@ export class FillLayer {
       },
       ask,
     );
-    return this.open(ask.key, opening, shared);
   }
 
   /** Starts a fill over any source (a peer, a pass-through); never stored unless the opening says so. */

@@ -11,6 +11,7 @@ import type { Readable } from 'node:stream';
 import type { CacheEntry } from '../cache/entry.js';
 import type { StoreGate } from '../invalidation/invalidation-sequence.js';
 import type { PutOutcome } from '../store/cache-store.js';
+import type { CacheResult, Source } from '../observe/metrics.js';
 import { FillBody } from './fill-body.js';
 import { FillReader, type CutReason, type ReadableFill } from './fill-reader.js';
 import type { FillCounters } from './fill-counters.js';
@@ -36,6 +37,11 @@ export interface AnswerHead {
   /** RFC 9111 §4.2.3 inputs, for the Age of a client that joins later. */
   correctedInitialAgeMs: number;
   responseTimeMs: number;
+  /**
+   * How every reader of this answer is counted (X-Cache and the `source` label), when the opening knows
+   * better than the cache flow: a peer's answer is the owner's result from source `peer`.
+   */
+  countedAs?: [CacheResult, Source] | undefined;
 }
 
 export type FillHead =
@@ -61,7 +67,7 @@ export type FillOpening =
     };
 
 /** The opening of an answer that only goes to the readers it has: never stored, never shared. */
-export function passedAnswer(status: number, fields: string[], body: Readable): FillOpening {
+export function passedAnswer(status: number, fields: string[], body: Readable, countedAs?: [CacheResult, Source]): FillOpening {
   const head: AnswerHead = {
     status,
     fields,
@@ -74,6 +80,7 @@ export function passedAnswer(status: number, fields: string[], body: Readable): 
     lastModified: undefined,
     correctedInitialAgeMs: 0,
     responseTimeMs: 0,
+    countedAs,
   };
   return { kind: 'answer', head, body, announcedBytes: undefined, closeDelimited: false, complete: undefined };
 }

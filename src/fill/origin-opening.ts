@@ -30,6 +30,11 @@ export interface OriginFillRequest {
    * rather than asking again.
    */
   renewOnly?: boolean;
+  /**
+   * false: a storable answer is shared with the fill's readers but never stored (a node answering for
+   * a key another node owns).
+   */
+  store?: boolean;
   signal?: AbortSignal | undefined;
 }
 
@@ -152,6 +157,6 @@ function openAnswer(deps: OriginOpeningDeps, ask: OriginFillRequest, answer: Ori
     body: answer.body,
     announcedBytes: noBody ? 0 : announcedLength(answer.headers['content-length']),
     closeDelimited: isCloseDelimited(answer.statusCode, answer.headers),
-    complete: draft ? (body) => draft.complete(body) : undefined,
+    complete: draft && ask.store !== false ? (body) => draft.complete(body) : undefined,
   };
 }

@@ -198,7 +198,6 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
         adminAddress: new URL(adminUrl).host,
         dataPlaneUrl: () => dataUrl,
         freshEntry: (key, requestHeaders): CacheEntry | undefined => cacheFlow.freshEntry(key, requestHeaders),
-        fills,
         now,
       })
     : undefined;
@@ -277,7 +276,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     logger,
     isInvalidated: (entry) => invalidator.isInvalidated(entry),
     onServedFromCache: refresher?.onServedFromCache,
-    peerRoute: cluster?.peerFetcher ? (exchange, key, route) => cluster.peerFetcher!.route(exchange, key, route) : undefined,
+    peer: cluster?.peerFetcher,
   });
   const dataServer = createDataPlaneServer({
     routes,

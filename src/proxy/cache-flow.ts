@@ -16,11 +16,12 @@ import type { UpstreamPool } from '../upstream/upstream-pool.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import type { Logger } from '../observe/logger.js';
 import type { CacheResult, Source } from '../observe/metrics.js';
-import type { Fill, FillHead } from '../fill/fill.js';
+import { passedAnswer, type AnswerHead, type Fill, type FillHead, type FillOpening } from '../fill/fill.js';
+import type { OriginFillRequest } from '../fill/origin-opening.js';
 import type { FillLayer } from '../fill/fill-layer.js';
 import type { FillReader } from '../fill/fill-reader.js';
 import type { Exchange } from './exchange.js';
-import type { OriginRequest } from './origin-fetch.js';
+import { fetchFromOrigin, type OriginRequest } from './origin-fetch.js';
 import { passThrough } from './pass-through.js';
 import { sendProxyError } from './respond.js';
 import { serveStored } from './stored-response.js';
@@ -33,14 +34,34 @@ export interface CacheFlowDeps {
   logger: Logger;
   /** The lazy invalidation check (spec §1.1): true when a ban or purge newer than the entry hides it. */
   isInvalidated?: (entry: CacheEntry) => boolean;
-  /**
-   * Strong mode: answers a request from the owner of its key when another node owns it, returning
-   * the promise of that answer; undefined when this node answers (spec §1.4 peer fetch).
-   */
-  peerRoute?: (exchange: Exchange, key: string, route: CachingRoute) => Promise<unknown> | undefined;
+  /** Strong mode: keys another node owns are fetched from it (spec §1.4 peer fetch). */
+  peer?: PeerFetch | undefined;
   /** Told of every request that found an entry stored and may be answered from it (background refresh). */
   onServedFromCache?: (entry: CacheEntry, request: OriginRequest, route: CachingRoute) => void;
 }
+
+/** Strong mode's peer fetch, as the cache flow uses it (src/clustering/peer-fetcher.ts). */
+export interface PeerFetch {
+  /** The member to ask for `key`, or undefined when this node answers the request itself. */
+  ownerOf(exchange: Exchange, key: string): string | undefined;
+  /** Whether requests for `key` skip its owner for now (it refused the object as too large). */
+  bypassesOwner(key: string): boolean;
+  /**
+   * The opening of a fill that asks `owner` for the exchange's request; `shareable` when the request
+   * is plain, so the answer may go to every reader of the fill. `fallback` opens it on the origin when
+   * the owner cannot answer.
+   */
+  openOnOwner(
+    owner: string,
+    exchange: Exchange,
+    key: string,
+    shareable: boolean,
+    fallback: (fill: Fill) => Promise<FillOpening>,
+  ): (fill: Fill) => Promise<FillOpening>;
+}
+
+/** Request fields only a full answer of the owner's data plane (or the origin's) satisfies. */
+const NEEDS_OWN_ANSWER = ['if-none-match', 'if-modified-since', 'range', 'if-range'];
 
 export interface CachingRoute {
   label: string;
@@ -102,8 +123,8 @@ export class CacheFlow {
       directives: requestDirectives(requestHeaders),
       route,
     };
-    const viaPeer = this.deps.peerRoute?.(exchange, lookup.key, route);
-    if (viaPeer) return viaPeer;
+    const owner = this.deps.peer?.ownerOf(exchange, lookup.key);
+    if (owner !== undefined) return this.fromOwner(lookup, owner);
     const hit = this.lookup(lookup);
     if (!hit) {
       if (lookup.directives.onlyIfCached) {
@@ -157,25 +178,52 @@ export class CacheFlow {
 
   /**
    * A miss, or a stored entry that must be revalidated: joins the busy fill of the key that can answer
-   * the request, or starts one (conditional when `stale` is given) unless a hit-for-pass marker says
-   * the key's answers are not shared, and reads it.
+   * the request, or starts one on the origin (conditional when `stale` is given).
    */
-  private async miss(lookup: Lookup, stale: Stale | undefined): Promise<void> {
-    const { fills } = this.deps;
-    const { exchange, key, requestHeaders, directives } = lookup;
-    if (!fills.passMarked(key)) {
-      const joined = await fills.join(key, requestHeaders);
-      if (joined) return this.answer(lookup, joined.fill, joined.reader, joined.head, 'joined', stale);
-    }
+  private miss(lookup: Lookup, stale: Stale | undefined): Promise<void> {
+    const ask = this.originAsk(lookup, stale);
     // A request with credentials or no-store makes a fill nobody else waits on: its answer is most
     // likely its own (RFC 9111 §3.5, §5.2.1.5).
-    const personal = requestHeaders('authorization') !== undefined || directives.noStore;
-    const fill = fills.fromOrigin(
-      { key, request: originRequestOf(exchange), requestHeaders, directives, route: lookup.route, revalidating: stale?.hit.entry },
-      !personal,
-    );
+    return this.viaFill(lookup, !isPersonal(lookup), (shared) => this.deps.fills.fromOrigin(ask, shared), stale);
+  }
+
+  /**
+   * A key another node owns (strong mode): a plain GET joins or starts the busy fill of the key, opened
+   * on the owner, so concurrent requests on this node share one peer fetch; anything else asks the
+   * owner alone. When the owner cannot answer, the origin answers, and this node keeps no copy.
+   */
+  private fromOwner(lookup: Lookup, owner: string): Promise<void> {
+    const peer = this.deps.peer!;
+    const { exchange, key, requestHeaders, route } = lookup;
+    const plain = exchange.request.method === 'GET' && !isPersonal(lookup) && NEEDS_OWN_ANSWER.every((name) => requestHeaders(name) === undefined);
+    const fallback = plain
+      ? this.deps.fills.originOpening({ ...this.originAsk(lookup, undefined), store: false })
+      : forwardToOrigin(route.pool, exchange, this.deps.now);
+    const opening = (shared: boolean): ((fill: Fill) => Promise<FillOpening>) =>
+      peer.bypassesOwner(key) ? fallback : peer.openOnOwner(owner, exchange, key, shared, fallback);
+    return this.viaFill(lookup, plain, (shared) => this.deps.fills.open(key, opening(shared), shared), undefined);
+  }
+
+  /**
+   * Joins a busy fill of the key that can answer the request (unless `coalesce` is false or a
+   * hit-for-pass marker says the key's answers are not shared), or starts one with `start`, and
+   * answers the request from it.
+   */
+  private async viaFill(lookup: Lookup, coalesce: boolean, start: (shared: boolean) => Fill, stale: Stale | undefined): Promise<void> {
+    const { fills } = this.deps;
+    if (coalesce && !fills.passMarked(lookup.key)) {
+      const joined = await fills.join(lookup.key, lookup.requestHeaders);
+      if (joined) return this.answer(lookup, joined.fill, joined.reader, joined.head, 'joined', stale);
+    }
+    const fill = start(coalesce);
     const reader = fill.claim();
     this.answer(lookup, fill, reader, fill.known ?? (await fill.head), 'first', stale);
+  }
+
+  /** What a fill for this request asks of the origin. */
+  private originAsk(lookup: Lookup, stale: Stale | undefined): OriginFillRequest {
+    const { exchange, key, requestHeaders, directives, route } = lookup;
+    return { key, request: originRequestOf(exchange), requestHeaders, directives, route, revalidating: stale?.hit.entry };
   }
 
   /** Answers a request from a fill's head: its body streamed by `reader`, or something else instead. */
@@ -198,7 +246,7 @@ export class CacheFlow {
       serveStored(exchange, stale.hit.entry, requestHeaders, 'STALE', stale.hit.source, now);
       return;
     }
-    const [cacheResult, source] = servedAs(fill, head.shareable, role);
+    const [cacheResult, source] = servedAs(fill, head, role);
     exchange.served(cacheResult, source);
     const { response } = exchange;
     const age = String(ageSeconds(head, now));
@@ -258,9 +306,28 @@ export class CacheFlow {
  * is not shared); one that joined a fill that will be stored a HIT, as Varnish counts a request that
  * waited on a busy object; one that joined an answer too large to store a MISS.
  */
-function servedAs(fill: Fill, shareable: boolean, role: Role): [CacheResult, Source] {
+function servedAs(fill: Fill, head: AnswerHead, role: Role): [CacheResult, Source] {
+  if (head.countedAs) return head.countedAs;
+  const { shareable } = head;
   if (role === 'first') return [shareable ? 'MISS' : 'BYPASS', 'origin'];
   return fill.state === 'busy' ? ['HIT', 'hot'] : ['MISS', 'origin'];
+}
+
+/** Whether the request carries what makes its answer its own: credentials, or no-store. */
+function isPersonal(lookup: Lookup): boolean {
+  return lookup.requestHeaders('authorization') !== undefined || lookup.directives.noStore;
+}
+
+/**
+ * The opening of a fill that forwards the client's request to the origin as it came (conditionals,
+ * ranges): for a node answering a key it does not own when the owner cannot. Counted a MISS from the
+ * origin, and never stored.
+ */
+function forwardToOrigin(pool: UpstreamPool, exchange: Exchange, now: () => number): (fill: Fill) => Promise<FillOpening> {
+  return async () => {
+    const answer = await fetchFromOrigin(pool, originRequestOf(exchange), { method: exchange.request.method ?? 'GET', forCache: false }, now);
+    return passedAnswer(answer.statusCode, answer.fields, answer.body, ['MISS', 'origin']);
+  };
 }
 
 function originRequestOf(exchange: Exchange): OriginRequest {
