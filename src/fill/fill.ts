@@ -236,6 +236,8 @@ export class Fill implements ReadableFill {
     this.#announcedBytes = opening.announcedBytes;
     this.#closeDelimited = opening.closeDelimited;
     this.#complete = opening.complete;
+    const announced = opening.announcedBytes;
+    if (opening.complete !== undefined && announced !== undefined && announced <= this.deps.maxObjectBytes) this.body.reserve(announced);
     const source = opening.body;
     this.#source = source;
     source.on('data', this.#onData);

@@ -18,8 +18,9 @@ export function resetAwareConnector(options: buildConnector.BuildOptions): build
   const connect = buildConnector(options);
   return (connectOptions, callback) => {
     connect(connectOptions, (error, socket) => {
-      if (socket !== null) (socket as Socket).prependListener('error', renameReset);
-      (callback as (error: Error | null, socket: Socket | null) => void)(error, socket as Socket | null);
+      // A failed connection comes with no socket (undefined, whatever the types say).
+      if (socket) (socket as Socket).prependListener('error', renameReset);
+      (callback as (error: Error | null, socket: Socket | null) => void)(error, (socket as Socket | null | undefined) ?? null);
     });
   };
 }
