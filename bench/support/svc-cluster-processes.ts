@@ -38,6 +38,8 @@ export interface BenchClusterOptions {
   originUrl: string;
   /** Required by strong mode; one hop reaches the owner, two leave room for a ring change in flight. */
   hopLimit: number;
+  /** Further top-level YAML lines for every node (max_object_bytes, hot_max_bytes…). */
+  extra?: string[];
 }
 
 async function getJson(url: string): Promise<unknown> {
@@ -89,6 +91,7 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
           `listen: ${new URL(node.dataUrl).host}`,
           `admin: { listen: "${new URL(node.adminUrl).host}", token: ${BENCH_ADMIN_TOKEN} }`,
           `hop_limit: ${options.hopLimit}`,
+          ...(options.extra ?? []),
           `pools: [{ name: origin, upstreams: ["${options.originUrl}"], connect_timeout: 1s, response_timeout: 5s }]`,
           'routes: [{ name: all, pool: origin }]',
           `cluster: { mode: ${options.mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", join: [${seeds}] }`,

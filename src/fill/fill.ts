@@ -135,6 +135,8 @@ export class Fill implements ReadableFill {
   #result: FillResult | undefined;
   /** Set while #keepWindow cuts readers, so their leaving does not start it again. */
   #keeping = false;
+  /** The body is larger than max_object_bytes: the fill takes no new readers. */
+  #tooLarge = false;
 
   constructor(
     readonly key: string,
@@ -173,12 +175,14 @@ export class Fill implements ReadableFill {
 
   /**
    * Whether a request may still read this fill from its start: no answer yet, or a shareable one whose
-   * first byte is still held and that no invalidation since its start covers.
+   * first byte is still held, that is not too large to store, and that no invalidation since its start
+   * covers. A body too large to store is not shared, as Varnish passes it: each client gets its own,
+   * at its own pace, rather than fall behind a faster one and be cut off.
    */
   get joinable(): boolean {
     const head = this.known;
     if (head === undefined) return !this.#failed;
-    if (head.kind !== 'answer' || !head.shareable || head.varyStar || this.#failed || this.#ended) return false;
+    if (head.kind !== 'answer' || !head.shareable || head.varyStar || this.#failed || this.#ended || this.#tooLarge) return false;
     return this.body.base === 0 && !this.coveredSince(head);
   }
 
@@ -303,6 +307,10 @@ export class Fill implements ReadableFill {
   #pass(reason: 'not_storable' | 'too_large'): void {
     this.#complete = undefined;
     this.#settle('pass', { state: 'pass', reason });
+    if (reason === 'too_large') {
+      this.#tooLarge = true;
+      this.onWithdrawn?.(this);
+    }
     if (this.#readers.size === 0) this.#abandon();
     else this.#keepWindow();
   }
