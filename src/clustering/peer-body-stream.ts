@@ -33,12 +33,13 @@ export class PeerBodyStream extends Readable {
       (part) => {
         this.#asking = false;
         if (this.destroyed) return;
-        // A part that brings nothing yet promises more would have the asker ask forever.
-        if (part.more && part.body.length === 0) return void this.destroy(new Error('the owner sent an empty part of a stream'));
         this.#offset += part.body.length;
         this.#more = part.more;
         if (part.body.length > 0) this.push(asBuffer(part.body));
         if (!part.more) this.push(null);
+        // An empty part: nothing arrived at the owner in time. Ask again; the owner's own timeouts end
+        // a stream whose origin went quiet for good.
+        else if (part.body.length === 0) this._read();
       },
       (error: unknown) => {
         this.#asking = false;

@@ -29,25 +29,51 @@ export function bufferSource(body: Uint8Array, from: number): PartSource {
   };
 }
 
-/** A body still arriving (the owner's own data plane answering a miss), read only when a part is asked for. */
-export function readableSource(body: Readable): PartSource {
+/**
+ * A body still arriving (the owner's own data plane answering a miss), read only when a part is asked
+ * for. A part is what has arrived by then, up to about `maxBytes`: it waits for the first chunk at most
+ * `waitMs`, and answers an empty part meanwhile, so a slow origin never makes a part outlast the
+ * peer-fetch timeout (the asker asks again at once).
+ */
+export function readableSource(body: Readable, waitMs: number): PartSource {
   const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  /** A chunk asked for that has not arrived yet: the next part takes it. */
+  let pending: Promise<IteratorResult<Buffer>> | undefined;
   let leftover: Buffer | undefined;
   let done = false;
+  const step = (): Promise<IteratorResult<Buffer>> => {
+    const next = pending ?? chunks.next();
+    pending = next;
+    return next.then((result) => {
+      pending = undefined;
+      return result;
+    });
+  };
+  const take = (result: IteratorResult<Buffer>, parts: Buffer[]): number => {
+    if (result.done) {
+      done = true;
+      return 0;
+    }
+    parts.push(result.value);
+    return result.value.length;
+  };
   return {
     async next(maxBytes) {
       const parts: Buffer[] = leftover ? [leftover] : [];
       let size = leftover?.length ?? 0;
       leftover = undefined;
-      while (!done && size < maxBytes) {
-        const step = await chunks.next();
-        if (step.done) {
-          done = true;
-          break;
-        }
-        parts.push(step.value);
-        size += step.value.length;
+      if (size === 0 && !done) {
+        let timer: NodeJS.Timeout | undefined;
+        const arriving = step();
+        // If the wait ends first, the next part takes this chunk (or its failure) instead.
+        arriving.catch(() => undefined);
+        const first = await Promise.race([arriving, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)))]);
+        clearTimeout(timer);
+        if (first === undefined) return { body: new Uint8Array(0), more: true };
+        size += take(first, parts);
       }
+      // Then whatever has arrived already, without waiting for more.
+      while (!done && size < maxBytes && body.readableLength > 0) size += take(await step(), parts);
       const joined = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
       if (joined.length > maxBytes) leftover = joined.subarray(maxBytes);
       const part = leftover ? joined.subarray(0, maxBytes) : joined;
@@ -88,17 +114,9 @@ export class PeerFetchStreams {
 
   constructor(private readonly options: PeerFetchStreamsOptions) {}
 
-  get size(): number {
-    return this.#streams.size;
-  }
-
-  get full(): boolean {
-    return this.#streams.size >= this.options.maxStreams;
-  }
-
   /** Opens a stream over `source` whose next part starts at `offset`; its id, or undefined when full. */
   open(source: PartSource, offset: number): string | undefined {
-    if (this.full) return undefined;
+    if (this.#streams.size >= this.options.maxStreams) return undefined;
     const id = randomUUID();
     const timer = setTimeout(() => this.#close(id), this.options.idleMs);
     // An abandoned stream is a resource matter, never a reason to keep the process alive.

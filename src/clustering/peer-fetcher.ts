@@ -58,7 +58,7 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te'
 const CACHE_RESULTS = new Set<CacheResult>(['HIT', 'MISS', 'STALE', 'BYPASS', 'REVALIDATED']);
 
 /** Request fields that need the data plane's full handling (conditionals, ranges). */
-export const NEEDS_DATA_PLANE = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'range', 'if-range'];
+const NEEDS_DATA_PLANE = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'range', 'if-range'];
 
 /**
  * Streams an owner keeps open for asking nodes: each holds one part at most, and the owner's data plane
@@ -319,7 +319,8 @@ export class PeerFetcher {
       answer.body.destroy();
       return encodePeerFetchAnswer({ kind: 'refused', reason: 'too_large' });
     }
-    return this.firstPart(answer.statusCode, flatten(answer.headers), readableSource(answer.body));
+    // Half the peer timeout for the data of a part: the asker's request for it never times out.
+    return this.firstPart(answer.statusCode, flatten(answer.headers), readableSource(answer.body, this.options.timeoutMs / 2));
   }
 
   /** The head and the first part of a body; the rest, if any, stays open as a stream for the asker. */

@@ -53,10 +53,6 @@ export class FillLayer {
     };
   }
 
-  get maxObjectBytes(): number {
-    return this.#deps.maxObjectBytes;
-  }
-
   /** Whether `key` carries a live hit-for-pass marker: its requests go to the origin each alone. */
   passMarked(key: string): boolean {
     return this.table.markers.has(key, this.#options.now());

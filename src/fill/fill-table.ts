@@ -31,13 +31,6 @@ export class FillTable {
     this.markers = markers;
   }
 
-  /** Busy fills other requests may join. */
-  get size(): number {
-    let size = 0;
-    for (const fills of this.#busy.values()) size += fills.length;
-    return size;
-  }
-
   /** Makes `fill` the busy object of its key until it stops taking readers. */
   add(fill: Fill): void {
     if (!fill.joinable) return;
@@ -59,7 +52,8 @@ export class FillTable {
       const head = fill.known ?? (await fill.head);
       if (usable(fill, head, requestHeaders)) return { fill, reader, head: head as JoinedFill['head'] };
       reader.release();
-      this.#withdraw(fill);
+      // Another variant may still read it; a fill nobody can join any more leaves the table.
+      if (!fill.joinable) this.#withdraw(fill);
     }
     return undefined;
   }

@@ -168,11 +168,6 @@ export class Fill implements ReadableFill {
     return this.deps.writeIdleTimeoutMs;
   }
 
-  /** Readers claimed or streaming. */
-  get readerCount(): number {
-    return this.#readers.size;
-  }
-
   /**
    * Whether a request may still read this fill from its start: no answer yet, or a shareable one whose
    * first byte is still held, that is not too large to store, and that no invalidation since its start
@@ -317,7 +312,7 @@ export class Fill implements ReadableFill {
 
   /**
    * In pass: cuts readers more than max_object_bytes behind what arrived, drops what no reader needs,
-   * and pauses the source while its fastest reader is read-ahead bytes behind.
+   * and pauses the source once its fastest reader is read-ahead bytes behind, until it is half that.
    */
   #keepWindow(): void {
     const received = this.body.length;
@@ -339,11 +334,14 @@ export class Fill implements ReadableFill {
     if (wasWhole && this.body.base > 0) this.onWithdrawn?.(this);
     const source = this.#source;
     if (source === undefined || this.#ended || this.#failed) return;
-    const pause = received - fastest >= this.deps.readAheadBytes;
-    if (pause !== this.#sourcePaused) {
-      this.#sourcePaused = pause;
-      if (pause) source.pause();
-      else source.resume();
+    // Paused a full read-ahead ahead, resumed half-way: the source is not paused and resumed per chunk.
+    const ahead = received - fastest;
+    if (!this.#sourcePaused && ahead >= this.deps.readAheadBytes) {
+      this.#sourcePaused = true;
+      source.pause();
+    } else if (this.#sourcePaused && ahead < this.deps.readAheadBytes / 2) {
+      this.#sourcePaused = false;
+      source.resume();
     }
   }
 

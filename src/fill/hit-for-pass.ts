@@ -21,10 +21,6 @@ export class HitForPassMarkers {
     private readonly maxMarkers = MAX_HIT_FOR_PASS_MARKERS,
   ) {}
 
-  get size(): number {
-    return this.#until.size;
-  }
-
   mark(key: string, nowMs: number): void {
     this.#until.delete(key);
     this.#until.set(key, nowMs + this.lifetimeMs);

@@ -70,7 +70,7 @@ function announcedLength(value: string | string[] | undefined): number | undefin
 }
 
 /** Neither a length nor chunked framing: the body ends when the origin closes the connection. */
-export function isCloseDelimited(status: number, headers: OriginAnswer['headers']): boolean {
+function isCloseDelimited(status: number, headers: OriginAnswer['headers']): boolean {
   if (hasNoBody(status) || headers['content-length'] !== undefined) return false;
   const coding = headers['transfer-encoding'];
   const codings = Array.isArray(coding) ? coding.join(',') : (coding ?? '');

@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import { buildConnector } from 'undici';
 
 /** The code a connection reset carries once renamed: still a broken connection for svc's error classes. */
-export const RESET_CODE = 'ECONNRESET_UPSTREAM';
+const RESET_CODE = 'ECONNRESET_UPSTREAM';
 
 function renameReset(error: NodeJS.ErrnoException): void {
   if (error.code === 'ECONNRESET') error.code = RESET_CODE;
