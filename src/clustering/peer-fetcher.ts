@@ -27,6 +27,7 @@ import { storedFields } from '../proxy/stored-response.js';
 import type { Exchange } from '../proxy/exchange.js';
 import type { AnswerHead, Fill, FillOpening } from '../fill/fill.js';
 import { HitForPassMarkers } from '../fill/hit-for-pass.js';
+import { announcedLength } from '../fill/origin-opening.js';
 import { PeerBodyStream } from './peer-body-stream.js';
 import { bufferSource, PeerFetchStreams, readableSource, type PartSource } from './peer-fetch-streams.js';
 import {
@@ -125,11 +126,6 @@ function forwardable(rawHeaders: readonly string[]): string[] {
     if (!HOP_BY_HOP.has(name) && name !== 'content-length' && name !== PEER_HOP_HEADER) fields.push(name, rawHeaders[i + 1]!);
   }
   return fields;
-}
-
-/** A Content-Length of plain digits, or undefined. */
-function lengthOf(value: string | string[] | undefined): number | undefined {
-  return typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : undefined;
 }
 
 /** The request a node forwards to a key's owner for a client's request. */
@@ -262,7 +258,7 @@ export class PeerFetcher {
       kind: 'answer',
       head,
       body,
-      announcedBytes: ask.method === 'HEAD' ? undefined : lengthOf(responseHeaders('content-length')),
+      announcedBytes: ask.method === 'HEAD' ? undefined : announcedLength(responseHeaders('content-length')),
       closeDelimited: false,
       complete: undefined,
     };
@@ -314,7 +310,7 @@ export class PeerFetcher {
       headersTimeout: this.options.timeoutMs,
       bodyTimeout: this.options.writeIdleTimeoutMs + this.options.timeoutMs,
     });
-    const announced = lengthOf(answer.headers['content-length']);
+    const announced = announcedLength(answer.headers['content-length']);
     if (ask.method !== 'HEAD' && announced !== undefined && announced > this.options.maxObjectBytes) {
       answer.body.destroy();
       return encodePeerFetchAnswer({ kind: 'refused', reason: 'too_large' });

@@ -65,7 +65,7 @@ function hasNoBody(status: number): boolean {
 }
 
 /** A Content-Length of plain digits, or undefined. */
-function announcedLength(value: string | string[] | undefined): number | undefined {
+export function announcedLength(value: string | string[] | undefined): number | undefined {
   return typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : undefined;
 }
 
