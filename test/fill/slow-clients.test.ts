@@ -91,23 +91,27 @@ describe('one slow client pays for itself alone', { timeout: 120_000 }, () => {
 
   test('a first client reading 1 KiB/s does not slow 20 waiters: they read the fill at origin speed', async (context) => {
     const slow = pacedGet(`${svc.dataUrl}/held/waiters`, 1024);
-    assert.match(await slow.head, /x-cache: MISS/i);
-    // 20 requests for the key while its fill is busy: each gets its head at once, from the fill.
-    const waiters = await Promise.all(Array.from({ length: 20 }, () => request(`${svc.dataUrl}/held/waiters`)));
-    for (const waiter of waiters) assert.equal(waiter.headers['x-cache'], 'HIT');
-    const releasedAt = Date.now();
-    origin.release();
-    const bodies = await Promise.all(waiters.map(async (waiter) => Buffer.from(await waiter.body.arrayBuffer())));
-    const elapsedMs = Date.now() - releasedAt;
-    for (const received of bodies) assert.equal(sha256(received), sha256(body));
-    assert.ok(slow.received() < BODY_BYTES / 4, `the first client is still reading (${slow.received()} bytes so far)`);
-    context.diagnostic(`20 waiters read ${BODY_BYTES / 1024 / 1024} MiB each in ${elapsedMs} ms after the origin sent it; the first client had read ${slow.received()} bytes`);
-    // The fill did not wait for its first client either: the object is stored already.
-    const hit = await fetchRaw(`${svc.dataUrl}/held/waiters`);
-    assert.equal(header(hit, 'x-cache'), 'HIT');
-    assert.equal(sha256(hit.raw), sha256(body));
-    assert.equal(origin.requests.filter((url) => url === '/held/waiters').length, 1);
-    slow.destroy();
+    try {
+      assert.match(await slow.head, /x-cache: MISS/i);
+      // 20 requests for the key while its fill is busy: each gets its head at once, from the fill. They
+      // close their connections after, so that none idles past svc's keep-alive while others still read.
+      const waiters = await Promise.all(Array.from({ length: 20 }, () => request(`${svc.dataUrl}/held/waiters`, { reset: true })));
+      for (const waiter of waiters) assert.equal(waiter.headers['x-cache'], 'HIT');
+      const releasedAt = Date.now();
+      origin.release();
+      const bodies = await Promise.all(waiters.map(async (waiter) => Buffer.from(await waiter.body.arrayBuffer())));
+      const elapsedMs = Date.now() - releasedAt;
+      for (const received of bodies) assert.equal(sha256(received), sha256(body));
+      assert.ok(slow.received() < BODY_BYTES / 4, `the first client is still reading (${slow.received()} bytes so far)`);
+      context.diagnostic(`20 waiters read ${BODY_BYTES / 1024 / 1024} MiB each in ${elapsedMs} ms after the origin sent it; the first client had read ${slow.received()} bytes`);
+      // The fill did not wait for its first client either: the object is stored already.
+      const hit = await fetchRaw(`${svc.dataUrl}/held/waiters`);
+      assert.equal(header(hit, 'x-cache'), 'HIT');
+      assert.equal(sha256(hit.raw), sha256(body));
+      assert.equal(origin.requests.filter((url) => url === '/held/waiters').length, 1);
+    } finally {
+      slow.destroy();
+    }
   });
 
   test('a client that stops reading is cut off by the write-idle timeout; the fill completes and is stored', async () => {
@@ -115,15 +119,19 @@ describe('one slow client pays for itself alone', { timeout: 120_000 }, () => {
       metricValue((await fetchRaw(`${impatient.adminUrl}/metrics`)).body, 'svc_fill_clients_cut_total{reason="write_idle"}');
     assert.equal(await cuts(), 0);
     const stalled = pacedGet(`${impatient.dataUrl}/stalled`, 0);
-    assert.match(await stalled.head, /x-cache: MISS/i);
-    await eventually(async () => (await cuts()) === 1, 30_000, 'the stalled client to be cut');
-    const hit = await fetchRaw(`${impatient.dataUrl}/stalled`);
-    assert.equal(header(hit, 'x-cache'), 'HIT');
-    assert.equal(sha256(hit.raw), sha256(body));
-    stalled.drain();
-    await stalled.closed;
-    assert.ok(stalled.received() < BODY_BYTES, `the stalled client got ${stalled.received()} of ${BODY_BYTES} bytes`);
-    assert.equal(origin.requests.filter((url) => url === '/stalled').length, 1);
+    try {
+      assert.match(await stalled.head, /x-cache: MISS/i);
+      await eventually(async () => (await cuts()) === 1, 30_000, 'the stalled client to be cut');
+      const hit = await fetchRaw(`${impatient.dataUrl}/stalled`);
+      assert.equal(header(hit, 'x-cache'), 'HIT');
+      assert.equal(sha256(hit.raw), sha256(body));
+      stalled.drain();
+      await stalled.closed;
+      assert.ok(stalled.received() < BODY_BYTES, `the stalled client got ${stalled.received()} of ${BODY_BYTES} bytes`);
+      assert.equal(origin.requests.filter((url) => url === '/stalled').length, 1);
+    } finally {
+      stalled.destroy();
+    }
   });
 });
 

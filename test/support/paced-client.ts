@@ -56,6 +56,8 @@ export function pacedGet(url: string, bytesPerSecond: number): PacedGet {
     if (!headDone || budget > 0) socket.resume();
   }, tickMs);
   socket.resume();
+  // The pace is the test's business, never a reason to keep the process alive.
+  timer.unref();
   void closed.then(() => clearInterval(timer));
   return {
     head,
