@@ -9,7 +9,6 @@ import type { TieredCache } from '../cache/tiered-cache.js';
 import { Fill, type FillDeps, type FillOpening } from './fill.js';
 import { NO_FILL_COUNTERS, type FillCounters } from './fill-counters.js';
 import { FillTable, type JoinedFill } from './fill-table.js';
-import { HitForPassMarkers } from './hit-for-pass.js';
 import { openOnOrigin, type OriginFillRequest } from './origin-opening.js';
 
 /**
@@ -17,7 +16,7 @@ import { openOnOrigin, type OriginFillRequest } from './origin-opening.js';
  * origin connection busy while a client's socket drains (undici hands chunks of up to 64 KiB), small
  * enough that thousands of pass-through requests cost little memory.
  */
-export const DEFAULT_READ_AHEAD_BYTES = 256 * 1024;
+export const READ_AHEAD_BYTES = 256 * 1024;
 
 export interface FillLayerOptions {
   /** Where complete fills are stored. */
@@ -30,24 +29,21 @@ export interface FillLayerOptions {
   /** `client_write_idle_timeout`. */
   writeIdleTimeoutMs: number;
   counters?: FillCounters;
-  readAheadBytes?: number;
-  markers?: HitForPassMarkers;
 }
 
 export class FillLayer {
-  readonly table: FillTable;
+  readonly #table = new FillTable();
   readonly #deps: FillDeps;
   readonly #options: FillLayerOptions;
 
   constructor(options: FillLayerOptions) {
     this.#options = options;
-    this.table = new FillTable(options.markers ?? new HitForPassMarkers());
     const { cache } = options;
     this.#deps = {
       store: (entry) => cache.store(entry),
       gate: options.gate,
       maxObjectBytes: options.maxObjectBytes,
-      readAheadBytes: options.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES,
+      readAheadBytes: READ_AHEAD_BYTES,
       writeIdleTimeoutMs: options.writeIdleTimeoutMs,
       counters: options.counters ?? NO_FILL_COUNTERS,
     };
@@ -55,12 +51,12 @@ export class FillLayer {
 
   /** Whether `key` carries a live hit-for-pass marker: its requests go to the origin each alone. */
   passMarked(key: string): boolean {
-    return this.table.markers.has(key, this.#options.now());
+    return this.#table.markers.has(key, this.#options.now());
   }
 
   /** A place in a busy fill of `key` that can answer a request with these fields, if there is one. */
   join(key: string, requestHeaders: HeaderLookup): Promise<JoinedFill | undefined> {
-    return this.table.join(key, requestHeaders);
+    return this.#table.join(key, requestHeaders);
   }
 
   /** Starts a fill on the origin; `shared` makes it the busy object other requests for the key join. */
@@ -75,7 +71,7 @@ export class FillLayer {
         now: this.#options.now,
         deleteEntry: (entry) => void this.#options.cache.delete(entry.key, entry.variantKey),
         isStored: (entry) => isStillStored(this.#options.cache, entry),
-        markers: this.table.markers,
+        markers: this.#table.markers,
       },
       ask,
     );
@@ -84,7 +80,7 @@ export class FillLayer {
   /** Starts a fill over any source (a peer, a pass-through); never stored unless the opening says so. */
   open(key: string, opening: (fill: Fill) => Promise<FillOpening>, shared: boolean): Fill {
     const fill = new Fill(key, this.#deps, opening);
-    if (shared) this.table.add(fill);
+    if (shared) this.#table.add(fill);
     return fill;
   }
 }

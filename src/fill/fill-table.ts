@@ -25,11 +25,8 @@ const MAX_JOIN_ATTEMPTS = 3;
 
 export class FillTable {
   readonly #busy = new Map<string, Fill[]>();
-  readonly markers: HitForPassMarkers;
-
-  constructor(markers = new HitForPassMarkers()) {
-    this.markers = markers;
-  }
+  /** Keys whose answers are not shared for now: their requests go to the origin each alone. */
+  readonly markers = new HitForPassMarkers();
 
   /** Makes `fill` the busy object of its key until it stops taking readers. */
   add(fill: Fill): void {

@@ -124,7 +124,7 @@ export class Fill implements ReadableFill {
   #state: FillState = 'busy';
   #ended = false;
   #failed = false;
-  #readers = new Set<FillReader>();
+  readonly #readers = new Set<FillReader>();
   #source: Readable | undefined;
   #sourcePaused = false;
   #announcedBytes: number | undefined;
