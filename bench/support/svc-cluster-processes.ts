@@ -46,6 +46,8 @@ export interface BenchClusterOptions {
   hopLimit: number;
   /** Give each node a warm tier (and so a journal and invalidation log on disk). */
   warm?: boolean;
+  /** Further top-level YAML lines for every node (max_object_bytes, hot_max_bytes…). */
+  extra?: string[];
 }
 
 async function getJson(url: string): Promise<unknown> {
@@ -98,6 +100,7 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
           `listen: ${new URL(node.dataUrl).host}`,
           `admin: { listen: "${new URL(node.adminUrl).host}", token: ${BENCH_ADMIN_TOKEN} }`,
           `hop_limit: ${options.hopLimit}`,
+          ...(options.extra ?? []),
           `pools: [{ name: origin, upstreams: ["${options.originUrl}"], connect_timeout: 1s, response_timeout: 5s }]`,
           'routes: [{ name: all, pool: origin }]',
           ...(options.warm ? [`warm: { path: ${JSON.stringify(join(dir, node.name, 'warm'))}, max_bytes: 100000000 }`] : []),

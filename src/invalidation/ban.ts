@@ -57,7 +57,7 @@ export function compileBan(id: string, createdMs: number, spec: BanSpec): Ban {
  * Whether the entry satisfies every given field of the ban, whatever its age. Regexes search (an
  * unanchored regex matches anywhere); `parts` is the entry key split once per lookup by the caller.
  */
-export function banMatches(ban: Ban, entry: CacheEntry, parts: KeyParts = keyParts(entry.key)): boolean {
+export function banMatches(ban: Ban, entry: Pick<CacheEntry, 'key' | 'tags'>, parts: KeyParts = keyParts(entry.key)): boolean {
   if (ban.tag !== undefined && !entry.tags.includes(ban.tag)) return false;
   if (ban.host !== undefined && !ban.host.test(parts.host)) return false;
   if (ban.path !== undefined && !ban.path.test(parts.pathAndQuery)) return false;

@@ -13,6 +13,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { classifyUpstreamError, neverReachedOrigin, UpstreamError } from './upstream-error.js';
 import { ConnectionSlots, SlotsTimeoutError } from './connection-slots.js';
 import type { ClientBudget } from './client-budget.js';
+import { resetAwareConnector } from './reset-aware-connector.js';
 
 export interface UpstreamPoolOptions {
   name: string;
@@ -89,7 +90,7 @@ export class UpstreamPool {
     const poolOf = (origin: string, connections: number): Pool =>
       new Pool(origin, {
         connections,
-        connect: { timeout: options.connectTimeoutMs },
+        connect: resetAwareConnector({ timeout: options.connectTimeoutMs }),
         headersTimeout: options.responseTimeoutMs,
         bodyTimeout: options.responseTimeoutMs,
       });

@@ -54,6 +54,7 @@ describe('defaults', () => {
       hot_max_bytes: 268_435_456,
       max_object_bytes: 8_388_608,
       stale_if_unreachable: 300_000,
+      client_write_idle_timeout: 60_000,
       admin: { listen: '127.0.0.1:9000', pprof_enabled: false, auth_failure_limit: 10, auth_failure_window: 60_000 },
       pools: [
         {
@@ -200,6 +201,13 @@ describe('value errors name the key path and say what was expected and what was 
         c.max_object_bytes = 0;
       },
       'max_object_bytes: expected an integer number of bytes greater than 0, got 0',
+    ],
+    [
+      'a write-idle timeout of 0',
+      (c) => {
+        c.client_write_idle_timeout = 0;
+      },
+      'client_write_idle_timeout: expected a duration greater than 0, like "60s", got 0',
     ],
     [
       'a fractional size',
