@@ -99,7 +99,7 @@ describe('startup checks', () => {
   test('a missing TLS file and a short SVC_ADMIN_TOKEN stop svc with their key and cause (exit 1)', async () => {
     const ports = { data: await freePort(), admin: await freePort() };
     const missing = join(dir, 'missing.key');
-    const tls = `hop_limit: 1\ncluster: { node_name: a, bind: "127.0.0.1:${await freePort()}", tls: { cert: ${JSON.stringify(missing)}, key: ${JSON.stringify(missing)}, ca: ${JSON.stringify(missing)} } }\n`;
+    const tls = `hop_limit: 1\ncluster: { node_name: a, insecure: true, bind: "127.0.0.1:${await freePort()}", tls: { cert: ${JSON.stringify(missing)}, key: ${JSON.stringify(missing)}, ca: ${JSON.stringify(missing)} } }\n`;
     const tlsRun = await serve(await configFile('tls.yaml', tls, ports)).exit;
     assert.equal(tlsRun.code, 1);
     const reason = `cannot read ${JSON.stringify(missing)}: no such file or directory (ENOENT)`;
