@@ -46,6 +46,8 @@ export interface BenchClusterOptions {
   hopLimit: number;
   /** Give each node a warm tier (and so a journal and invalidation log on disk). */
   warm?: boolean;
+  /** Further top-level YAML lines for every node (max_object_bytes, hot_max_bytes…). */
+  extra?: string[];
 }
 
 async function getJson(url: string): Promise<unknown> {
@@ -100,6 +102,7 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
           `hop_limit: ${options.hopLimit}`,
           // One process per node (eventual mode would fork one per core): the cluster figures are per node.
           'workers: 1',
+          ...(options.extra ?? []),
           `pools: [{ name: origin, upstreams: ["${options.originUrl}"], connect_timeout: 1s, response_timeout: 5s }]`,
           'routes: [{ name: all, pool: origin }]',
           ...(options.warm ? [`warm: { path: ${JSON.stringify(join(dir, node.name, 'warm'))}, max_bytes: 100000000 }`] : []),

@@ -36,6 +36,13 @@ export function registerClusterMetrics(registry: Registry, mode: ClusterMode, so
     help: 'Peer fetches that reached hop_limit on a node not owning their key.',
     registers,
   });
+  const refused = new Counter({
+    name: 'svc_peer_fetch_refused_total',
+    help: 'Peer fetches the owner refused (reason too_large: above its max_object_bytes); the asking node went to the origin.',
+    labelNames: ['reason'],
+    registers,
+  });
+  refused.inc({ reason: 'too_large' }, 0);
   const peerDuration = new Histogram({
     name: 'svc_peer_fetch_duration_seconds',
     help: 'Time of one peer fetch, answered or not.',
@@ -104,6 +111,7 @@ export function registerClusterMetrics(registry: Registry, mode: ClusterMode, so
       hit: () => peerHits.inc(),
       miss: () => peerMisses.inc(),
       hopLimit: () => hopLimitHits.inc(),
+      refusedTooLarge: () => refused.inc({ reason: 'too_large' }),
       duration: (seconds) => peerDuration.observe(seconds),
     },
   };

@@ -133,6 +133,8 @@ export class ClusterNode {
             counters: clusterMetrics.peerFetch,
             freshEntry: options.freshEntry,
             now: options.now,
+            maxObjectBytes: config.max_object_bytes,
+            writeIdleTimeoutMs: config.client_write_idle_timeout,
           })
         : undefined;
     this.shares = new RingShares(member.ring);

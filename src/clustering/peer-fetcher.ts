@@ -4,9 +4,15 @@
 // source "peer" and keeps no copy, so each object is held once in the cluster. If the owner cannot
 // answer, the node fetches from the origin itself.
 //
+// On the asking node a peer fetch is a fill (src/fill/): concurrent plain requests for a key share one
+// peer fetch, and the body streams from the owner in parts (peer-fetch-wire.ts) at the pace of the
+// fill's readers, so neither node holds a large object for the other. An owner does not send objects
+// larger than its max_object_bytes; the asker then goes to the origin, and keeps going there for the
+// key for a while (svc_peer_fetch_refused_total{reason="too_large"}).
+//
 // The owner answers a plain request for a fresh entry straight from its tiers. Anything else (a miss,
 // a stale entry, a conditional or range request) goes through its own data plane, over loopback, with
-// a hop header that keeps the request there: the owner's cache flow (coalescing, storing, freshness,
+// a hop header that keeps the request there: the owner's cache flow (fills, storing, freshness,
 // invalidation) stays the one code path, as a Varnish shard director forwards to the owning Varnish.
 // Which owner to ask, for how long, and when to give up on it is peer-routing.ts's business.
 import { Pool } from 'undici';
@@ -17,17 +23,46 @@ import { placementKey } from '../cache/policy/cache-key.js';
 import { keyOfRequest } from '../edge/client-request.js';
 import { HOP_BY_HOP_FIELDS } from '../edge/hop-by-hop.js';
 import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
+import { surrogateKeys } from '../cache/policy/surrogate-keys.js';
+import { varyNames, variantKey } from '../cache/policy/vary.js';
+import { parseDeltaSeconds } from '../cache/policy/cache-control.js';
 import { storedFields } from '../proxy/stored-response.js';
-import type { CachingRoute } from '../proxy/cache-flow.js';
 import type { Exchange } from '../proxy/exchange.js';
-import { passThrough } from '../proxy/pass-through.js';
-import { decodePeerFetchAnswer, decodePeerFetchRequest, encodePeerFetchAnswer, encodePeerFetchRequest, type PeerFetchRequest } from './peer-fetch-wire.js';
-import { PEER_HOP_HEADER, type PeerRouting } from './peer-routing.js';
+import type { AnswerHead, Fill, FillOpening } from '../fill/fill.js';
+import { HitForPassMarkers } from '../fill/hit-for-pass.js';
+import { announcedLength } from '../fill/origin-opening.js';
+import { PeerBodyStream } from './peer-body-stream.js';
+import { bufferSource, PeerFetchStreams, readableSource, type PartSource } from './peer-fetch-streams.js';
+import {
+  decodePeerFetchAnswer,
+  decodePeerFetchMessage,
+  decodePeerFetchPart,
+  encodePeerFetchAnswer,
+  encodePeerFetchPart,
+  encodePeerFetchPartRequest,
+  encodePeerFetchRequest,
+  PEER_FETCH_PART_BYTES,
+  type PeerFetchAnswer,
+  type PeerFetchPart,
+  type PeerFetchRequest,
+} from './peer-fetch-wire.js';
+import { PEER_HOP_HEADER, type PeerRouting, type Route } from './peer-routing.js';
 
 /** The channel of the peer-fetch RPC: `/v1/peer/fetch` on the UDP transport (spec §4.1). */
 export const PEER_FETCH_CHANNEL = 'fetch';
 
 const CACHE_RESULTS = new Set<CacheResult>(['HIT', 'MISS', 'STALE', 'BYPASS', 'REVALIDATED']);
+
+/** Request fields that need the data plane's full handling (conditionals, ranges). */
+const NEEDS_DATA_PLANE = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'range', 'if-range'];
+
+/**
+ * Streams an owner keeps open for asking nodes: each holds one part at most, and the owner's data plane
+ * is reached through the local pool's connections, which bound the streams of misses anyway.
+ */
+const MAX_STREAMS = 256;
+/** Keep-alive connections to this node's own data plane, for the peer fetches it answers through it. */
+const LOCAL_CONNECTIONS = 64;
 
 export interface PeerFetchMember {
   readonly localMember: { readonly name: string };
@@ -43,13 +78,15 @@ export interface PeerFetchCounters {
   miss(): void;
   /** A request reached `hop_limit` on a node that did not own its key. */
   hopLimit(): void;
-  /** Seconds one peer fetch took, answered or not. */
+  /** The owner refused an object larger than its max_object_bytes; the asker went to the origin. */
+  refusedTooLarge(): void;
+  /** Seconds one peer fetch took to its head (or to its failure). */
   duration(seconds: number): void;
 }
 
 export interface PeerFetcherOptions {
   member: PeerFetchMember;
-  /** Owner choice, the peer timeout, and giving up on an owner that fails. */
+  /** Owner choice, the peer timeout (the longest a peer request, the head or one part, may take), and giving up on an owner that fails. */
   routing: PeerRouting;
   /** `hop_limit` (spec §2.3): nodes a request may visit looking for its key's owner. */
   hopLimit: number;
@@ -59,10 +96,11 @@ export interface PeerFetcherOptions {
   /** The fresh entry that answers a plain request for a key as a HIT, if this node holds one. */
   freshEntry: (key: string, requestHeaders: HeaderLookup) => CacheEntry | undefined;
   now: () => number;
+  /** This node's max_object_bytes: larger objects are not sent to peers. */
+  maxObjectBytes: number;
+  /** `client_write_idle_timeout`: an asker's fill pauses between parts at most about this long. */
+  writeIdleTimeoutMs: number;
 }
-
-/** Request fields that need the data plane's full handling (conditionals, ranges). */
-const NEEDS_DATA_PLANE = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'range', 'if-range'];
 
 function flatten(headers: Record<string, string | string[] | undefined>): string[] {
   const fields: string[] = [];
@@ -86,94 +124,194 @@ function forwardable(rawHeaders: readonly string[]): string[] {
 }
 
 /**
- * The fields the asking node sends its client. It owns the framing: a HEAD keeps the owner's
- * Content-Length (the length of the GET body), anything else gets the length of the body it carries.
+ * Whether an owner's answer carries fields meant for the one client whose request fetched it: a
+ * Set-Cookie, or fields a qualified `private="…"` or `no-cache="…"` names (RFC 9111 §5.2.2.4, §5.2.2.7).
+ * The owner stores such an answer without them; the asking node, which cannot tell which fields the
+ * stored copy keeps, does not share that answer with the other readers of its fill.
  */
-function clientFields(fields: readonly string[], method: string, status: number, bodyLength: number): string[] {
-  if (method === 'HEAD') return fields.slice();
-  const kept: string[] = [];
-  for (let i = 0; i < fields.length; i += 2) if (fields[i] !== 'content-length') kept.push(fields[i]!, fields[i + 1]!);
-  if (status !== 204 && status !== 304) kept.push('content-length', String(bodyLength));
-  return kept;
+function hasFieldsForOneClient(fields: readonly string[]): boolean {
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i]!;
+    if (name === 'set-cookie' || name === 'proxy-authentication-info') return true;
+    if ((name === 'cache-control' || name === 'cdn-cache-control' || name === 'surrogate-control') && /(?:private|no-cache)\s*=/i.test(fields[i + 1]!)) return true;
+  }
+  return false;
+}
+
+/** The request a node forwards to a key's owner for a client's request. */
+function peerFetchRequestOf(exchange: Exchange): PeerFetchRequest {
+  const { request } = exchange;
+  return { method: request.method ?? 'GET', path: exchange.edge.pathAndQuery, headers: forwardable(request.rawHeaders), hops: 1 };
 }
 
 export class PeerFetcher {
   private localPool: Pool | undefined;
+  private readonly streams: PeerFetchStreams;
+  /** Keys whose owner refused them as too large: their requests go to the origin directly meanwhile. */
+  private readonly refused = new HitForPassMarkers();
+  private maxObjectBytes: number;
 
-  constructor(private readonly options: PeerFetcherOptions) {}
+  constructor(private readonly options: PeerFetcherOptions) {
+    this.maxObjectBytes = options.maxObjectBytes;
+    // An asker pauses between parts while its readers push back, and cuts them after the write-idle
+    // timeout: a stream idle for that long plus one peer timeout has been given up.
+    this.streams = new PeerFetchStreams({
+      maxStreams: MAX_STREAMS,
+      idleMs: options.writeIdleTimeoutMs + options.routing.timeoutMs,
+      partBytes: PEER_FETCH_PART_BYTES,
+    });
+  }
 
   /** Keep-alive connections to this node's own data plane, made on the first peer fetch served. */
   private get local(): Pool {
-    this.localPool ??= new Pool(this.options.dataPlaneUrl(), { connections: 32 });
+    this.localPool ??= new Pool(this.options.dataPlaneUrl(), { connections: LOCAL_CONNECTIONS });
     return this.localPool;
   }
 
   /** Serves `/v1/peer/fetch` for the other nodes. */
   start(): void {
-    this.options.member.handleRequest(PEER_FETCH_CHANNEL, (_from, body) => this.answer(decodePeerFetchRequest(body)));
+    this.options.member.handleRequest(PEER_FETCH_CHANNEL, (_from, body) => this.serve(body));
+  }
+
+  /** `max_object_bytes` changed (a configuration reload): objects asked for from now on are judged by it. */
+  setMaxObjectBytes(bytes: number): void {
+    this.maxObjectBytes = bytes;
   }
 
   async close(): Promise<void> {
     this.options.routing.close();
+    this.streams.closeAll();
     await this.localPool?.close();
   }
 
   /**
-   * For the cache flow, before it looks in the local tiers: the promise of answering `exchange` from
-   * the key's owner, or undefined when this node is to answer itself (it owns the key, or the request
-   * was forwarded here by a peer).
+   * Routing, before the cache flow looks in the local tiers: to the member that owns `key` when another
+   * node does and is alive; to the origin when that owner is suspect; here when this node is to answer
+   * itself (it owns the key, or its own owner side forwarded the request to it).
    */
-  route(exchange: Exchange, key: string, route: CachingRoute): Promise<unknown> | undefined {
+  route(exchange: Exchange, key: string): Route {
     // The owner keys what a peer forwards as http (the hop does not carry the scheme a trusted proxy
     // gave), so an https request is answered here rather than handed a copy of the http answer.
-    if (exchange.edge.scheme !== 'http') return undefined;
-    const decision = this.options.routing.route(placementKey(key), exchange.request.headers[PEER_HOP_HEADER]);
-    if (decision.kind === 'here') return undefined;
-    if (decision.kind === 'owner') return this.fetchFromOwner(exchange, decision.owner, route);
+    if (exchange.edge.scheme !== 'http') return { kind: 'here' };
+    const route = this.options.routing.route(placementKey(key), exchange.request.headers[PEER_HOP_HEADER]);
     // The owner is suspect: the origin answers, and this node, not owning the key, keeps no copy.
-    this.options.counters.miss();
-    return passThrough(route.pool, exchange, exchange.request, 'MISS');
+    if (route.kind === 'origin') this.options.counters.miss();
+    return route;
   }
 
-  private async fetchFromOwner(exchange: Exchange, owner: string, route: CachingRoute): Promise<void> {
-    const { request, response } = exchange;
-    const { counters } = this.options;
-    const started = process.hrtime.bigint();
-    const ask: PeerFetchRequest = { method: request.method ?? 'GET', path: request.url ?? '/', headers: forwardable(request.rawHeaders), hops: 1 };
-    const span = exchange.trace?.peerFetch(owner, ask.headers);
-    let bytes: Uint8Array;
-    const { routing } = this.options;
-    const watch = routing.watch(owner);
-    try {
-      bytes = await this.options.member.request(owner, PEER_FETCH_CHANNEL, encodePeerFetchRequest(ask), { timeoutMs: routing.timeoutMs, signal: watch.signal });
-    } catch (error) {
+  /** Whether requests for `key` skip its owner for now: the owner refused the object as too large. */
+  bypassesOwner(key: string): boolean {
+    return this.refused.has(key, this.options.now());
+  }
+
+  /**
+   * The opening of a fill that asks `owner` for `ask`. `shareable`: the request is plain, so an answer
+   * the owner would cache may go to every reader of the fill. When the owner cannot answer or refuses,
+   * `fallback` opens the fill on the origin instead.
+   */
+  openOnOwner(
+    owner: string,
+    exchange: Exchange,
+    key: string,
+    shareable: boolean,
+    fallback: (fill: Fill) => Promise<FillOpening>,
+  ): (fill: Fill) => Promise<FillOpening> {
+    const ask = peerFetchRequestOf(exchange);
+    return async (fill) => {
+      const { counters } = this.options;
+      const started = process.hrtime.bigint();
+      // The span of the exchange that opens the fill; its trace context goes to the owner in `ask`.
+      const span = exchange.trace?.peerFetch(owner, ask.headers);
+      let answer: PeerFetchAnswer;
+      const { routing } = this.options;
+      const watch = routing.watch(owner);
+      try {
+        const bytes = await this.options.member.request(owner, PEER_FETCH_CHANNEL, encodePeerFetchRequest(ask), {
+          timeoutMs: routing.timeoutMs,
+          signal: watch.signal,
+        });
+        answer = decodePeerFetchAnswer(bytes);
+      } catch (error) {
+        watch.done();
+        span?.failed(error);
+        counters.duration(Number(process.hrtime.bigint() - started) / 1e9);
+        counters.miss();
+        // The owner cannot answer: the origin can. Not owning the key, this node keeps no copy.
+        return fallback(fill);
+      }
       watch.done();
-      span?.failed(error);
       counters.duration(Number(process.hrtime.bigint() - started) / 1e9);
-      counters.miss();
-      // The owner cannot answer: the origin can. Not owning the key, this node keeps no copy.
-      await passThrough(route.pool, exchange, request, 'MISS');
-      return;
-    }
-    watch.done();
-    counters.duration(Number(process.hrtime.bigint() - started) / 1e9);
-    const answer = decodePeerFetchAnswer(bytes);
-    span?.answered(answer.status);
-    const xCache = answer.fields[answer.fields.indexOf('x-cache') + 1] as CacheResult | undefined;
-    const cacheResult: CacheResult = xCache !== undefined && CACHE_RESULTS.has(xCache) ? xCache : 'MISS';
+      if (answer.kind === 'refused') {
+        span?.answered(413);
+        counters.miss();
+        counters.refusedTooLarge();
+        this.refused.mark(key, this.options.now());
+        return fallback(fill);
+      }
+      const more = answer.more;
+      const body = new PeerBodyStream((offset) => this.askPart(more!.node, more!.stream, offset), answer.body, more !== undefined);
+      span?.answered(answer.status, { body });
+      return this.opening(answer, body, ask, shareable);
+    };
+  }
+
+  /** A peer's answer as the asking node's fill opens on it. */
+  private opening(answer: Extract<PeerFetchAnswer, { kind: 'answer' }>, body: PeerBodyStream, ask: PeerFetchRequest, shareable: boolean): FillOpening {
+    const { counters } = this.options;
+    const fields = answer.fields;
+    const result = fields[fields.indexOf('x-cache') + 1] as CacheResult | undefined;
+    const cacheResult: CacheResult = result !== undefined && CACHE_RESULTS.has(result) ? result : 'MISS';
     if (cacheResult === 'MISS' || cacheResult === 'BYPASS') counters.miss();
     else counters.hit();
-    exchange.served(cacheResult, 'peer');
-    response.writeHead(answer.status, clientFields(answer.fields, request.method ?? 'GET', answer.status, answer.body.length));
-    if (request.method === 'HEAD') {
-      response.end();
-      return;
+    const responseHeaders = headersFromRaw(fields);
+    // The owner's Age: a reader that joins later gets it aged by the time since, as from a stored entry.
+    const shared = shareable && cacheResult !== 'BYPASS' && !hasFieldsForOneClient(fields);
+    const kept: string[] = [];
+    for (let i = 0; i < fields.length; i += 2) {
+      const name = fields[i]!;
+      if (name === 'x-cache' || (shared && name === 'age')) continue;
+      kept.push(name, fields[i + 1]!);
     }
-    exchange.bytesOut += answer.body.length;
-    response.end(answer.body);
+    const vary = varyNames(responseHeaders);
+    const head: AnswerHead = {
+      status: answer.status,
+      fields: kept,
+      shareable: shared,
+      varyNames: vary.names,
+      variantKey: variantKey(vary.names, headersFromRaw(ask.headers)),
+      varyStar: vary.star,
+      tags: surrogateKeys(responseHeaders),
+      etag: responseHeaders('etag'),
+      lastModified: responseHeaders('last-modified'),
+      correctedInitialAgeMs: (parseDeltaSeconds(responseHeaders('age')) ?? 0) * 1000,
+      responseTimeMs: this.options.now(),
+      countedAs: [cacheResult, 'peer'],
+    };
+    return {
+      kind: 'answer',
+      head,
+      body,
+      announcedBytes: ask.method === 'HEAD' ? undefined : announcedLength(responseHeaders('content-length')),
+      closeDelimited: false,
+      complete: undefined,
+    };
   }
 
-  /** The owner side: forward while another node owns the key and hops remain, else serve here. */
+  private async askPart(node: string, stream: string, offset: number): Promise<PeerFetchPart> {
+    const bytes = await this.options.member.request(node, PEER_FETCH_CHANNEL, encodePeerFetchPartRequest({ stream, offset }), {
+      timeoutMs: this.options.routing.timeoutMs,
+    });
+    return decodePeerFetchPart(bytes);
+  }
+
+  /** The owner side of `/v1/peer/fetch`: an opening request, or the next part of a stream. */
+  private async serve(body: Uint8Array): Promise<Uint8Array> {
+    const message = decodePeerFetchMessage(body);
+    if (message.kind === 'part') return encodePeerFetchPart(await this.streams.part(message.stream, message.offset));
+    return this.answer(message);
+  }
+
+  /** Forwards while another node owns the key and hops remain, else answers here. */
   private async answer(ask: PeerFetchRequest): Promise<Uint8Array> {
     const { member, hopLimit, counters } = this.options;
     const host = ask.headers[ask.headers.indexOf('host') + 1] ?? '';
@@ -182,6 +320,7 @@ export class PeerFetcher {
     if (owner !== undefined && owner !== member.localMember.name) {
       if (ask.hops < hopLimit) {
         // Views of the ring differ for a moment while membership changes: pass it on to the owner.
+        // Its answer names the member that holds the rest of the body, so it goes back unchanged.
         return member.request(owner, PEER_FETCH_CHANNEL, encodePeerFetchRequest({ ...ask, hops: ask.hops + 1 }), {
           timeoutMs: this.options.routing.timeoutMs,
         });
@@ -192,8 +331,9 @@ export class PeerFetcher {
     if (key !== undefined && NEEDS_DATA_PLANE.every((name) => requestHeaders(name) === undefined)) {
       const entry = this.options.freshEntry(key, requestHeaders);
       if (entry) {
-        const body = ask.method === 'HEAD' ? new Uint8Array(0) : entry.body;
-        return encodePeerFetchAnswer({ status: entry.status, fields: storedFields(entry, 'HIT', this.options.now()), body });
+        const fields = storedFields(entry, 'HIT', this.options.now());
+        if (ask.method === 'HEAD') return this.firstPart(entry.status, fields, bufferSource(new Uint8Array(0), 0));
+        return this.firstPart(entry.status, fields, bufferSource(entry.body, 0));
       }
     }
     const answer = await this.local.request({
@@ -201,9 +341,33 @@ export class PeerFetcher {
       path: ask.path,
       headers: [...ask.headers, PEER_HOP_HEADER, this.options.routing.hopToken],
       headersTimeout: this.options.routing.timeoutMs,
-      bodyTimeout: this.options.routing.timeoutMs,
+      bodyTimeout: this.options.writeIdleTimeoutMs + this.options.routing.timeoutMs,
     });
-    const body = new Uint8Array(await answer.body.arrayBuffer());
-    return encodePeerFetchAnswer({ status: answer.statusCode, fields: flatten(answer.headers), body });
+    const announced = announcedLength(answer.headers['content-length']);
+    if (ask.method !== 'HEAD' && announced !== undefined && announced > this.maxObjectBytes) {
+      answer.body.destroy();
+      return encodePeerFetchAnswer({ kind: 'refused', reason: 'too_large' });
+    }
+    // Half the peer timeout for the data of a part: the asker's request for it never times out.
+    return this.firstPart(answer.statusCode, flatten(answer.headers), readableSource(answer.body, this.options.routing.timeoutMs / 2));
+  }
+
+  /** The head and the first part of a body; the rest, if any, stays open as a stream for the asker. */
+  private async firstPart(status: number, fields: string[], source: PartSource): Promise<Uint8Array> {
+    let part: PeerFetchPart;
+    try {
+      part = await source.next(PEER_FETCH_PART_BYTES);
+    } catch (error) {
+      source.close();
+      throw error;
+    }
+    if (!part.more) return encodePeerFetchAnswer({ kind: 'answer', status, fields, body: part.body, more: undefined });
+    const stream = this.streams.open(source, part.body.length);
+    if (stream === undefined) {
+      // Every stream is taken: the asker goes to the origin rather than wait.
+      source.close();
+      throw new Error('no peer-fetch stream free');
+    }
+    return encodePeerFetchAnswer({ kind: 'answer', status, fields, body: part.body, more: { stream, node: this.options.member.localMember.name } });
   }
 }

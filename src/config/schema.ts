@@ -415,6 +415,17 @@ export const configSchema = object({
     duration('how long past expiry a stored response is served when the origin cannot be reached; 0 turns it off'),
     '5m',
   ),
+  /**
+   * 60 s, nginx's send_timeout and Varnish's idle_send_timeout: a client whose socket accepts no bytes of
+   * its answer for this long is cut off, that client alone; the fill it read from goes on for the others.
+   */
+  client_write_idle_timeout: v.optional(
+    v.pipe(
+      duration('time a client may accept no bytes of its answer before it is cut off; more than 0'),
+      v.minValue(1, expected('a duration greater than 0, like "60s"')),
+    ),
+    '60s',
+  ),
   /** No default: required when the cluster runs in strong mode (checked with the other cross-field rules). */
   hop_limit: v.optional(
     v.pipe(

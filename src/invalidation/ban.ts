@@ -5,6 +5,8 @@ import RE2 from 're2';
 import type { BanSpec } from './invalidator.js';
 import { InvalidBanError } from './errors.js';
 import { MAX_TAG_LENGTH } from '../cache/policy/surrogate-keys.js';
+import type { CacheEntry } from '../cache/entry.js';
+import { KeySplitter } from './url-key.js';
 
 /**
  * Longest `host_regex` or `path_regex` accepted from an operator, in UTF-8 bytes. It bounds what one
@@ -78,6 +80,28 @@ export function assertBanFieldLengths(spec: BanSpec): void {
   if (tag !== undefined && tag.length > MAX_TAG_LENGTH) {
     throw new InvalidBanError('field_too_long', `surrogate_key is longer than ${MAX_TAG_LENGTH} characters`, 'surrogate_key');
   }
+}
+
+/** Compiled regexes of bans matched one at a time (the store gate); the ban list matches many at once. */
+const compiledRegexes = new WeakMap<Ban, { host: RE2 | undefined; path: RE2 | undefined }>();
+const splitter = new KeySplitter();
+
+/**
+ * Whether the entry satisfies every given field of the ban, whatever its age. Regexes search (an
+ * unanchored regex matches anywhere), as in the ban list.
+ */
+export function banMatches(ban: Ban, entry: Pick<CacheEntry, 'key' | 'tags'>): boolean {
+  const { surrogate_key: tag, host_regex: host, path_regex: path } = ban.spec;
+  if (tag !== undefined && !entry.tags.includes(tag)) return false;
+  if (host === undefined && path === undefined) return true;
+  let regexes = compiledRegexes.get(ban);
+  if (regexes === undefined) {
+    regexes = { host: host === undefined ? undefined : new RE2(host), path: path === undefined ? undefined : new RE2(path) };
+    compiledRegexes.set(ban, regexes);
+  }
+  const parts = splitter.split(entry.key);
+  if (regexes.host !== undefined && !regexes.host.test(parts.host)) return false;
+  return regexes.path === undefined || regexes.path.test(parts.pathAndQuery);
 }
 
 /** `field=value` pairs, as the recent list and the logs show a ban. */

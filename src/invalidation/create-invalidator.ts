@@ -11,6 +11,7 @@ import { BanLurker } from './ban-lurker.js';
 import { BanLimitError, CorruptJournalError, InvalidBanError, InvalidUrlError, InvalidatorStateError } from './errors.js';
 import { HotTagIndex } from './hot-tag-index.js';
 import { InvalidationJournal, type JournalRecord } from './invalidation-journal.js';
+import { InvalidationSequence, type StoreGate } from './invalidation-sequence.js';
 import type {
   ActiveBan,
   BanSpec,
@@ -30,8 +31,10 @@ import { keysOfUrl } from './url-key.js';
 /** Active bans are kept this long, then pruned (spec §1.1, §8). */
 export const BAN_RETENTION_MS = 24 * 60 * 60 * 1000;
 /**
- * How long a purge keeps hiding what fetches begun before it store: longer than any origin fetch may
- * take (upstream `response_timeout` defaults to 30 s; bodies stream after it), with a wide margin.
+ * How long a purge record keeps hiding entries fetched before the purge (the lazy check). Fills no
+ * longer rely on it: the store gate refuses what a purge covers however long the fill ran
+ * (invalidation-sequence.ts), so the window only bounds the records' memory; 5 min keeps a safety net
+ * well past any origin fetch (`response_timeout` defaults to 30 s).
  */
 export const PURGE_WINDOW_MS = 5 * 60 * 1000;
 /** Purge records kept at most; past it the oldest expire early. Bounds memory under a purge storm. */
@@ -74,7 +77,7 @@ export interface PruneReport {
   entriesDeleted: number;
 }
 
-export interface InvalidationEngine extends Invalidator {
+export interface InvalidationEngine extends Invalidator, StoreGate {
   /** Replays the journal, starts observing the hot tier and the prune timer. Call before serving. */
   start(): Promise<void>;
   /** Stops the timer (abandoning a prune sweep under way) and closes the journal. */
@@ -126,6 +129,7 @@ class Engine implements InvalidationEngine {
   readonly #tagIndex = new HotTagIndex();
   readonly #lurker: BanLurker;
   #bansRefused = 0;
+  readonly #sequence = new InvalidationSequence();
   readonly #recent: RecentInvalidations;
   readonly #counts: Record<InvalidationType, number> = { purge: 0, purge_batch: 0, ban: 0, refresh: 0 };
 
@@ -242,6 +246,7 @@ class Engine implements InvalidationEngine {
     if (this.#banIds.has(ban.id) || ban.createdMs <= this.#now() - this.#banRetentionMs) return { count: 0 };
     // From here on every lookup hides what the ban matches; the lurker then evicts it from the hot tier.
     this.#addBan(ban);
+    this.#sequence.banned(ban);
     const evicted = this.#lurker.evict(ban);
     const persisted = this.#persist([{ type: 'ban', id: ban.id, created_ms: ban.createdMs, ...ban.spec }]);
     if (ban.createdMs - this.#lastPruneMs >= this.#pruneIntervalMs) this.#pruneInBackground();
@@ -265,6 +270,7 @@ class Engine implements InvalidationEngine {
     // What was fetched after the refresh was made is already fresh from the origin.
     let count = 0;
     for (const key of keys) {
+      this.#sequence.keyInvalidated(key);
       count += this.#cache.rewriteVariants(key, (entry) => (entry.requestTimeMs <= atMs ? { ...entry, forcedStale: true } : undefined));
     }
     await this.#cache.warm?.flush();
@@ -277,6 +283,14 @@ class Engine implements InvalidationEngine {
     if (ban === undefined) return false;
     ban.stats.hiddenLookups += 1;
     return true;
+  }
+
+  invalidationMark(): number {
+    return this.#sequence.invalidationMark();
+  }
+
+  coveredSince(mark: number, entry: Pick<CacheEntry, 'key' | 'tags'>): boolean {
+    return this.#sequence.coveredSince(mark, entry);
   }
 
   activeBans(): ActiveBan[] {
@@ -343,6 +357,7 @@ class Engine implements InvalidationEngine {
    * what this node fetched after it.
    */
   #purgeKey(key: string, atMs: number): number {
+    this.#sequence.keyInvalidated(key);
     if (!this.#purges.hides(key, atMs)) this.#purges.record(key, atMs);
     const count = atMs >= this.#now() ? this.#cache.deleteVariants(key) : this.#deleteFetchedBy(key, atMs);
     this.#expirePurgeRecords(this.#now());

@@ -18,6 +18,8 @@ import { TieredCache } from '../cache/tiered-cache.js';
 import type { CacheEntry } from '../cache/entry.js';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
 import { CacheFlow } from '../proxy/cache-flow.js';
+import { FillLayer } from '../fill/fill-layer.js';
+import { registerFillCounters } from '../fill/fill-counters.js';
 import { createDataPlaneServer, type DataPlaneDeps } from '../proxy/data-plane-server.js';
 import { AdminRouter } from '../admin/router.js';
 import { createAdminServer } from '../admin/admin-server.js';
@@ -283,6 +285,15 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
       )
     : undefined;
   if (cdn) teardown.add(() => cdn.stop());
+  // Every miss, revalidation, refresh and peer fetch becomes a stored entry here, behind the store gate.
+  const fills = new FillLayer({
+    cache,
+    gate: invalidator,
+    now,
+    maxObjectBytes: config.max_object_bytes,
+    writeIdleTimeoutMs: config.client_write_idle_timeout,
+    counters: registerFillCounters(metrics.registry),
+  });
 
   let dataUrl = '';
   const cluster: ClusterNode | undefined = clusterConfig
@@ -365,7 +376,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
           registry: metrics.registry,
           logger,
           now,
-          maxObjectBytes: config.max_object_bytes,
+          fills,
           isInvalidated: (entry) => invalidator.isInvalidated(entry),
           // What is popular is kept beside the warm tier, so it survives a restart as the entries do.
           persistDirectory: config.warm ? join(config.warm.path, 'refresh') : undefined,
@@ -381,19 +392,20 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   teardown.add(() => tracer.shutdown());
   const cacheFlow: CacheFlow = new CacheFlow({
     cache,
+    fills,
     now,
-    maxObjectBytes: config.max_object_bytes,
     logger,
     isInvalidated: (entry) => invalidator.isInvalidated(entry),
     servable: cluster ? (entry) => cluster.servable(entry) : undefined,
     onServedFromCache: refresher?.onServedFromCache,
-    peerRoute: cluster?.peerFetcher ? (exchange, key, route) => cluster.peerFetcher!.route(exchange, key, route) : undefined,
+    peer: cluster?.peerFetcher,
   });
   const accessLog = createAccessLog(logger, config.log.access_query);
   const dataPlane: DataPlaneDeps = {
     routes: routing.routes,
     pools: routing.pools,
     cacheFlow,
+    fills,
     cache,
     logger,
     metrics,
@@ -410,7 +422,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     trustedProxies: new TrustedProxies(config.trusted_proxies),
   };
   poolsInUse = () => dataPlane.pools;
-  registerNodeReloadSteps(reloader, { logger, env, hot: { resize: (bytes) => hot.resize(hotShare(bytes)) }, cacheFlow, refresher, dataPlane, routing, adminToken, accessLog, invalidator });
+  registerNodeReloadSteps(reloader, { logger, env, hot: { resize: (bytes) => hot.resize(hotShare(bytes)) }, fills, peerFetcher: cluster?.peerFetcher, refresher, dataPlane, routing, adminToken, accessLog, invalidator });
   if (workers) {
     const total = options.workers!.workers;
     // Ready while at least one worker serves; a dead one is forked again meanwhile.

@@ -30,9 +30,8 @@ export interface EntryDraft {
    * and `no-cache="…"` name, which the stored entry leaves out.
    */
   clientFields: string[];
-  /** The secondary key the entry will have (RFC 9111 §4.1). */
-  variantKey: string;
-  ageSecondsAtResponse: number;
+  /** Everything the entry will hold but its body (and the Content-Length a streamed body gets). */
+  described: Omit<CacheEntry, 'body'>;
   /** The entry, once the whole body arrived. */
   complete(body: Buffer): CacheEntry;
 }
@@ -52,32 +51,31 @@ export function buildEntry(input: EntryInput): EntryDraft {
     ...policy,
   });
   const { names } = varyNames(responseHeaders);
-  const secondaryKey = variantKey(names, input.requestHeaders);
+  const storedHeaders = storedFields(answer.fields, input.omitFields);
+  const described: Omit<CacheEntry, 'body'> = {
+    key: input.key,
+    variantKey: variantKey(names, input.requestHeaders),
+    varyNames: names,
+    status: answer.statusCode,
+    headers: storedHeaders,
+    requestTimeMs: answer.requestTimeMs,
+    responseTimeMs: answer.responseTimeMs,
+    ...facts,
+    surrogateControl: responseHeaders('surrogate-control'),
+    tags: surrogateKeys(responseHeaders),
+    forcedStale: false,
+    route: input.route,
+  };
   return {
     clientFields: forwardedFields(answer.fields),
-    variantKey: secondaryKey,
-    ageSecondsAtResponse: Math.floor(facts.correctedInitialAgeMs / 1000),
+    described,
     complete(body) {
-      const headers = storedFields(answer.fields, input.omitFields);
+      let headers = storedHeaders;
       if (!hasNoContent(answer.statusCode) && responseHeaders('content-length') === undefined) {
         // The origin streamed it (chunked); stored, its length is known, and hits send it plainly.
-        headers.push('content-length', String(body.length));
+        headers = [...storedHeaders, 'content-length', String(body.length)];
       }
-      return {
-        key: input.key,
-        variantKey: secondaryKey,
-        varyNames: names,
-        status: answer.statusCode,
-        headers,
-        body,
-        requestTimeMs: answer.requestTimeMs,
-        responseTimeMs: answer.responseTimeMs,
-        ...facts,
-        surrogateControl: responseHeaders('surrogate-control'),
-        tags: surrogateKeys(responseHeaders),
-        forcedStale: false,
-        route: input.route,
-      };
+      return { ...described, headers, body };
     },
   };
 }

@@ -1,35 +1,37 @@
 // The cache state machine for GET and HEAD on a caching route (spec §3.1, RFC 9111 §4): look the
 // request up in the tiers, serve what is fresh, serve stale within stale-while-revalidate while one
-// background revalidation runs, revalidate what must be, and fill misses with one coalesced origin
-// fetch whose body streams to the first client while it is stored.
+// background revalidation runs, and send everything else to the fill layer: a miss or a revalidation
+// joins the busy fill of its key or starts one, and reads it at its own pace (DESIGN principle 12).
 import type { CacheEntry } from '../cache/entry.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
-import { Coalescer } from '../cache/coalescer.js';
 import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
 import { requestDirectives, type RequestDirectives } from '../cache/policy/request-directives.js';
 import { decideReuse, staleIfUnreachableAllowed } from '../cache/policy/reuse.js';
-import { originAnswerResult, settledResult } from '../cache/policy/cache-result.js';
-import { canStore } from '../cache/policy/storability.js';
-import { mergeNotModified, selectNotModifiedTargets } from '../cache/policy/not-modified.js';
-import { forwardedFields } from '../cache/policy/stored-fields.js';
+import { originAnswerResult, settledResult, type FillOutcome } from '../cache/policy/cache-result.js';
+import { evaluateConditional, notModifiedFields } from '../cache/policy/conditional.js';
+import { ageSeconds } from '../cache/policy/age.js';
 import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
 import { variantKey } from '../cache/policy/vary.js';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
 import type { Logger } from '../observe/logger.js';
-import { buildEntry, entryFromNotModified } from './build-entry.js';
+import type { CacheResult, Source } from '../observe/metrics.js';
+import { passedAnswer, type AnswerHead, type Fill, type FillHead, type FillOpening, type FillResult } from '../fill/fill.js';
+import type { OriginFillRequest } from '../fill/origin-opening.js';
+import type { FillLayer } from '../fill/fill-layer.js';
+import type { FillReader } from '../fill/fill-reader.js';
+import type { Route } from '../clustering/peer-routing.js';
 import type { Exchange } from './exchange.js';
-import { fetchFromOrigin, type OriginAnswer, type OriginRequest } from './origin-fetch.js';
+import { fetchFromOrigin, type OriginRequest } from './origin-fetch.js';
 import { relayInformational } from './informational.js';
-import { relayAndCollect } from './body-relay.js';
 import { passThrough } from './pass-through.js';
 import { sendProxyError, sendUpstreamFailure } from './respond.js';
 import { serveStored } from './stored-response.js';
 
 export interface CacheFlowDeps {
   cache: TieredCache;
+  /** Where misses and revalidations go: busy fills, the store gate, the hit-for-pass markers. */
+  fills: FillLayer;
   now: () => number;
-  /** Bodies larger than this are relayed but not stored. */
-  maxObjectBytes: number;
   logger: Logger;
   /** The lazy invalidation check (spec §1.1): true when a ban or purge newer than the entry hides it. */
   isInvalidated?: (entry: CacheEntry) => boolean;
@@ -37,15 +39,38 @@ export interface CacheFlowDeps {
    * Whether a stored entry that no invalidation hides may be served now; false keeps it stored but
    * answers as if it were not (a clustered node catching up with invalidations it missed).
    */
-  servable?: (entry: CacheEntry) => boolean;
-  /**
-   * Strong mode: answers a request from the owner of its key when another node owns it, returning
-   * the promise of that answer; undefined when this node answers (spec §1.4 peer fetch).
-   */
-  peerRoute?: (exchange: Exchange, key: string, route: CachingRoute) => Promise<unknown> | undefined;
+  servable?: ((entry: CacheEntry) => boolean) | undefined;
+  /** Strong mode: keys another node owns are fetched from it (spec §1.4 peer fetch). */
+  peer?: PeerFetch | undefined;
   /** Told of every request that found an entry stored and may be answered from it (background refresh). */
   onServedFromCache?: (entry: CacheEntry, request: OriginRequest, route: CachingRoute) => void;
 }
+
+/** Strong mode's peer fetch, as the cache flow uses it (src/clustering/peer-fetcher.ts). */
+export interface PeerFetch {
+  /**
+   * Where the request for `key` goes: the member that owns it, the origin (its owner is suspect), or
+   * here (this node owns it, or the request was forwarded by this node's own owner side).
+   */
+  route(exchange: Exchange, key: string): Route;
+  /** Whether requests for `key` skip its owner for now (it refused the object as too large). */
+  bypassesOwner(key: string): boolean;
+  /**
+   * The opening of a fill that asks `owner` for the exchange's request; `shareable` when the request
+   * is plain, so the answer may go to every reader of the fill. `fallback` opens it on the origin when
+   * the owner cannot answer.
+   */
+  openOnOwner(
+    owner: string,
+    exchange: Exchange,
+    key: string,
+    shareable: boolean,
+    fallback: (fill: Fill) => Promise<FillOpening>,
+  ): (fill: Fill) => Promise<FillOpening>;
+}
+
+/** Request fields only a full answer of the owner's data plane (or the origin's) satisfies. */
+const NEEDS_OWN_ANSWER = ['if-none-match', 'if-modified-since', 'range', 'if-range'];
 
 export interface CachingRoute {
   label: string;
@@ -73,31 +98,32 @@ function variantForRequest(candidates: readonly CacheEntry[], requestHeaders: He
   return undefined;
 }
 
-/** What a coalesced fetch left behind for the requests that waited on it. */
-type FillOutcome = 'stored' | 'not_stored';
+/** A stored entry that may not be served without asking the origin, and whether stale-if-error applies. */
+interface Stale {
+  hit: Hit;
+  staleIfError: boolean;
+}
+
+/** How a request came to read a fill: it started it, or it joined one another request started. */
+type Role = 'first' | 'joined';
 
 export class CacheFlow {
-  private readonly fills = new Coalescer<FillOutcome>();
-  private readonly backgroundRevalidations = new Coalescer<FillOutcome>();
+  /** Background revalidations in flight, by key and variant: one each. */
+  private readonly backgroundRevalidations = new Set<string>();
 
   constructor(private readonly deps: CacheFlowDeps) {}
 
-  /** `max_object_bytes` changed (a configuration reload): fills that start from now on use it. */
-  setMaxObjectBytes(bytes: number): void {
-    this.deps.maxObjectBytes = bytes;
-  }
-
   /**
    * Answers one request. A request served from the cache is answered before this returns, with no
-   * promise made (promise bookkeeping measured several µs per hit); anything that must wait for the
-   * origin returns the promise of that work.
+   * promise made (promise bookkeeping measured several µs per hit) and without touching the fill
+   * layer; anything that must wait for the origin returns the promise of that work.
    */
   handle(exchange: Exchange, route: CachingRoute): Promise<unknown> | undefined {
     const { request } = exchange;
     const requestHeaders = headersFromRaw(request.rawHeaders);
     if (requestHeaders('if-match') !== undefined || requestHeaders('if-unmodified-since') !== undefined) {
       // RFC 9111 §4.3.2: a cache must not evaluate these; the origin answers them.
-      return passThrough(route.pool, exchange, request);
+      return passThrough(this.deps.fills, route.pool, exchange, request);
     }
     const lookup: Lookup = {
       exchange,
@@ -106,8 +132,8 @@ export class CacheFlow {
       directives: requestDirectives(requestHeaders),
       route,
     };
-    const viaPeer = this.deps.peerRoute?.(exchange, lookup.key, route);
-    if (viaPeer) return viaPeer;
+    const peerRoute = this.deps.peer?.route(exchange, lookup.key);
+    if (peerRoute !== undefined && peerRoute.kind !== 'here') return this.fromOwner(lookup, peerRoute.kind === 'owner' ? peerRoute.owner : undefined);
     const hit = this.lookup(lookup);
     if (!hit) {
       if (lookup.directives.onlyIfCached) {
@@ -116,7 +142,7 @@ export class CacheFlow {
         sendProxyError(exchange, 504, 'only-if-cached and nothing usable is stored');
         return;
       }
-      return this.fill(lookup);
+      return this.miss(lookup, undefined);
     }
     const now = this.deps.now();
     const decision = decideReuse(lookup.directives, hit.entry, now);
@@ -130,14 +156,14 @@ export class CacheFlow {
         return;
       case 'stale_while_revalidate':
         serveStored(exchange, hit.entry, requestHeaders, 'STALE', hit.source, now);
-        this.revalidateInBackground(lookup.key, hit.entry, originRequestOf(exchange), route);
+        this.revalidateInBackground(hit.entry, originRequestOf(exchange), route);
         return;
       case 'gateway_timeout':
         exchange.served('MISS', 'origin');
         sendProxyError(exchange, 504, 'only-if-cached and the stored response needs revalidation');
         return;
       case 'revalidate':
-        return this.revalidate(lookup, hit, decision.staleIfError);
+        return this.miss(lookup, { hit, staleIfError: decision.staleIfError });
     }
   }
 
@@ -162,151 +188,139 @@ export class CacheFlow {
     return hit;
   }
 
-  /** A miss: one origin fetch per key; requests arriving meanwhile wait for it and then look again. */
-  private async fill(lookup: Lookup): Promise<void> {
-    const pending = this.fills.pending(lookup.key);
-    if (pending) {
-      if ((await pending) === 'stored' && this.serveIfFresh(lookup)) return;
-      // The fetch waited on was not storable, or stored another variant: this request goes alone.
-      await this.fetchAndServe(lookup, undefined);
+  /**
+   * A miss, or a stored entry that must be revalidated: joins the busy fill of the key that can answer
+   * the request, or starts one on the origin (conditional when `stale` is given).
+   */
+  private miss(lookup: Lookup, stale: Stale | undefined): Promise<void> {
+    const ask = this.originAsk(lookup, stale);
+    // A request with credentials or no-store makes a fill nobody else waits on: its answer is most
+    // likely its own (RFC 9111 §3.5, §5.2.1.5).
+    return this.viaFill(lookup, !isPersonal(lookup), (shared) => this.deps.fills.fromOrigin(ask, shared), stale);
+  }
+
+  /**
+   * A key another node owns (strong mode): a plain GET joins or starts the busy fill of the key, opened
+   * on the owner, so concurrent requests on this node share one peer fetch; anything else asks the
+   * owner alone. When the owner cannot answer (or is suspect: `owner` undefined), the origin answers,
+   * and this node keeps no copy.
+   */
+  private fromOwner(lookup: Lookup, owner: string | undefined): Promise<void> {
+    const peer = this.deps.peer!;
+    const { exchange, key, requestHeaders, route } = lookup;
+    const plain = exchange.request.method === 'GET' && !isPersonal(lookup) && NEEDS_OWN_ANSWER.every((name) => requestHeaders(name) === undefined);
+    const fallback = plain
+      ? this.deps.fills.originOpening({ ...this.originAsk(lookup, undefined), store: false })
+      : forwardToOrigin(route.pool, exchange, this.deps.now);
+    const opening = (shared: boolean): ((fill: Fill) => Promise<FillOpening>) =>
+      owner === undefined || peer.bypassesOwner(key) ? fallback : peer.openOnOwner(owner, exchange, key, shared, fallback);
+    return this.viaFill(lookup, plain, (shared) => this.deps.fills.open(key, opening(shared), shared), undefined);
+  }
+
+  /**
+   * Joins a busy fill of the key that can answer the request (unless `coalesce` is false or a
+   * hit-for-pass marker says the key's answers are not shared), or starts one with `start`, and
+   * answers the request from it.
+   */
+  private async viaFill(lookup: Lookup, coalesce: boolean, start: (shared: boolean) => Fill, stale: Stale | undefined): Promise<void> {
+    const { fills } = this.deps;
+    if (coalesce && !fills.passMarked(lookup.key)) {
+      const joined = await fills.join(lookup.key, lookup.requestHeaders);
+      if (joined) return this.answer(lookup, joined.fill, joined.reader, joined.head, 'joined', stale);
+    }
+    const fill = start(coalesce);
+    const reader = fill.claim();
+    this.answer(lookup, fill, reader, fill.known ?? (await fill.head), 'first', stale);
+  }
+
+  /** What a fill for this request asks of the origin. */
+  private originAsk(lookup: Lookup, stale: Stale | undefined): OriginFillRequest {
+    const { exchange, key, requestHeaders, directives, route } = lookup;
+    return {
+      key,
+      request: originRequestOf(exchange),
+      requestHeaders,
+      directives,
+      route,
+      revalidating: stale?.hit.entry,
+      // Only the client whose request opens the fill gets the origin's 1xx answers.
+      onInformational: relayInformational(exchange),
+    };
+  }
+
+  /** Answers a request from a fill's head: its body streamed by `reader`, or something else instead. */
+  private answer(lookup: Lookup, fill: Fill, reader: FillReader, head: FillHead, role: Role, stale: Stale | undefined): void {
+    const { exchange, requestHeaders } = lookup;
+    const now = this.deps.now();
+    if (head.kind === 'failed') {
+      reader.release();
+      if (stale && (stale.staleIfError || staleIfUnreachableAllowed(stale.hit.entry, now, lookup.route.policy.staleIfUnreachableMs ?? 0))) {
+        serveStored(exchange, stale.hit.entry, requestHeaders, 'STALE', stale.hit.source, now);
+      } else {
+        this.failOrigin(exchange, head.error, stale?.hit.entry.mustRevalidate === true);
+      }
       return;
     }
-    await this.fills.run(lookup.key, () => this.fetchAndServe(lookup, undefined));
+    if (head.kind === 'not_modified') {
+      reader.release();
+      // The client whose request revalidated gets the stored response updated with all of the 304's
+      // fields, those the stored copy leaves out (private="…", no-cache="…", a Set-Cookie) included.
+      const served = role === 'first' ? { ...head.entry, headers: head.forwardedFields } : head.entry;
+      serveStored(exchange, served, requestHeaders, 'REVALIDATED', 'origin', now);
+      return;
+    }
+    if (stale?.staleIfError && head.status >= 500) {
+      reader.release();
+      serveStored(exchange, stale.hit.entry, requestHeaders, 'STALE', stale.hit.source, now);
+      return;
+    }
+    const [cacheResult, source] = this.servedAs(lookup, fill, head, role);
+    exchange.served(cacheResult, source);
+    if (role === 'first' && source === 'origin' && head.shareable) this.settleWhenDone(exchange, head.status, fill);
+    const { response } = exchange;
+    const age = String(ageSeconds(head, now));
+    // A request that joined a fill is answered as from what will be stored; the one that opened it asked
+    // about a resource svc holds nothing of, and gets the whole answer (RFC 9111 §4.3.2).
+    if (role === 'joined' && head.shareable && evaluateConditional(requestHeaders, { ...head, headers: head.fields }) === 'not_modified') {
+      const fields = notModifiedFields(head.sharedFields ?? head.fields);
+      fields.push('age', age, 'x-cache', cacheResult);
+      response.writeHead(304, fields);
+      response.end();
+      reader.release();
+      return;
+    }
+    // The fields a qualified private or no-cache names go to the client whose request fetched the
+    // answer, never to one that joined its fill: that one is served what is stored (RFC 9111 §5.2.2).
+    const fields = (role === 'first' ? head.fields : (head.sharedFields ?? head.fields)).slice();
+    // svc states the Age of what it may store (RFC 9111 §5.1); an answer it only passes on keeps the origin's.
+    if (head.shareable) fields.push('age', age);
+    fields.push('x-cache', cacheResult);
+    response.writeHead(head.status, fields);
+    if (exchange.request.method === 'HEAD') {
+      // A HEAD client has its answer with the head; the fill still reads the body, for the cache.
+      response.end();
+      reader.release();
+      return;
+    }
+    reader.stream(exchange);
   }
 
-  /** After waiting on another request's fetch: serves its result when it suits this request. */
-  private serveIfFresh(lookup: Lookup): boolean {
-    const hit = this.lookup(lookup);
-    if (!hit) return false;
-    const now = this.deps.now();
-    if (decideReuse(lookup.directives, hit.entry, now).action !== 'fresh') return false;
-    serveStored(lookup.exchange, hit.entry, lookup.requestHeaders, 'HIT', hit.source, now);
-    return true;
-  }
-
-  /** Fetches from the origin (conditionally when `stale` is given) and answers the client. */
-  private async fetchAndServe(lookup: Lookup, stale: { hit: Hit; staleIfError: boolean } | undefined): Promise<FillOutcome> {
-    const { exchange, route } = lookup;
-    let answer: OriginAnswer;
-    try {
-      answer = await fetchFromOrigin(
-        route.pool,
-        originRequestOf(exchange),
-        { method: 'GET', forCache: true, ...(stale ? { validators: stale.hit.entry } : {}), onInformational: relayInformational(exchange) },
-        this.deps.now,
-      );
-    } catch (error) {
-      const now = this.deps.now();
-      if (stale && (stale.staleIfError || staleIfUnreachableAllowed(stale.hit.entry, now, route.policy.staleIfUnreachableMs ?? 0))) {
-        serveStored(exchange, stale.hit.entry, lookup.requestHeaders, 'STALE', stale.hit.source, now);
-      } else {
-        this.failOrigin(exchange, error, stale?.hit.entry.mustRevalidate === true);
-      }
-      return 'not_stored';
-    }
-    if (stale && answer.statusCode === 304) {
-      answer.body.resume();
-      const notModified = headersFromRaw(answer.fields);
-      if (selectNotModifiedTargets(notModified, [stale.hit.entry]).length === 0) {
-        // The 304 does not describe what svc holds (RFC 9111 §4.3.4): ask again without validators.
-        return this.fetchAndServe(lookup, undefined);
-      }
-      const updated = this.applyNotModified(stale.hit.entry, answer, lookup.requestHeaders, route);
-      // This client gets the stored response updated with all of the 304's fields, those the stored
-      // copy leaves out (private="…", no-cache="…", or a Set-Cookie that makes it unstorable) included.
-      const served = { ...(updated ?? stale.hit.entry), headers: forwardedFields(mergeNotModified(stale.hit.entry.headers, answer.fields)) };
-      serveStored(exchange, served, lookup.requestHeaders, 'REVALIDATED', 'origin', this.deps.now());
-      return updated ? 'stored' : 'not_stored';
-    }
-    if (stale?.staleIfError && answer.statusCode >= 500) {
-      answer.body.resume();
-      serveStored(exchange, stale.hit.entry, lookup.requestHeaders, 'STALE', stale.hit.source, this.deps.now());
-      return 'not_stored';
-    }
-    return this.serveOriginAnswer(lookup, answer);
-  }
-
-  /** Relays a full origin answer to the client, storing it when RFC 9111 §3 allows. */
-  private async serveOriginAnswer(lookup: Lookup, answer: OriginAnswer): Promise<FillOutcome> {
-    const { exchange, route, requestHeaders } = lookup;
-    const { response, request } = exchange;
-    const bodyReader = request.method === 'HEAD' ? undefined : exchange;
-    const verdict = canStore(
-      { method: 'GET', headers: requestHeaders, directives: lookup.directives },
-      { status: answer.statusCode, headers: headersFromRaw(answer.fields), responseTimeMs: answer.responseTimeMs },
-      route.policy,
+  /**
+   * Stale-while-revalidate: one background revalidation per variant, never delaying a client. Its fill
+   * is the key's busy object meanwhile, so a client that needs the origin for the key waits on it.
+   */
+  private revalidateInBackground(entry: CacheEntry, request: OriginRequest, route: CachingRoute): void {
+    const id = `${entry.key}\u0000${entry.variantKey}`;
+    if (this.backgroundRevalidations.has(id)) return;
+    this.backgroundRevalidations.add(id);
+    const fill = this.deps.fills.fromOrigin(
+      { key: entry.key, request, requestHeaders: headersFromRaw(request.rawHeaders), route, revalidating: entry },
+      true,
     );
-    const draft = verdict.store
-      ? buildEntry({ key: lookup.key, requestHeaders, answer, route: route.label, policy: route.policy, omitFields: verdict.omitFields })
-      : undefined;
-    const cacheResult = originAnswerResult({
-      status: answer.statusCode,
-      storable: verdict.store,
-      contentLength: firstHeaderValue(answer.headers['content-length']),
-      maxObjectBytes: this.deps.maxObjectBytes,
-      atVaryCap: draft !== undefined && this.deps.cache.atVaryCap(lookup.key, draft.variantKey),
+    void fill.head.then((head) => {
+      if (head.kind === 'failed') this.deps.logger.warn({ err: head.error, key: entry.key }, 'background revalidation failed');
     });
-    exchange.served(cacheResult, 'origin');
-    if (!draft) {
-      const fields = answer.fields.slice();
-      fields.push('x-cache', cacheResult);
-      response.writeHead(answer.statusCode, fields);
-      // A HEAD client has its answer with the head; the GET body it does not want is not read.
-      if (!bodyReader) response.end();
-      await relayAndCollect(answer.body, bodyReader, 0);
-      return 'not_stored';
-    }
-    const fields = draft.clientFields.slice();
-    fields.push('age', String(draft.ageSecondsAtResponse), 'x-cache', cacheResult);
-    response.writeHead(answer.statusCode, fields);
-    // A HEAD client has its answer with the head; the body is still read, for the cache.
-    if (!bodyReader) response.end();
-    const relayed = await relayAndCollect(answer.body, bodyReader, this.deps.maxObjectBytes);
-    const outcome = !relayed.complete ? 'failed' : relayed.body && this.deps.cache.store(draft.complete(relayed.body)) === 'stored' ? 'stored' : 'not_stored';
-    exchange.served(settledResult(answer.statusCode, outcome), 'origin');
-    return outcome === 'stored' ? 'stored' : 'not_stored';
-  }
-
-  /** A stored entry that may not be served without asking the origin (RFC 9111 §4.3). */
-  private async revalidate(lookup: Lookup, hit: Hit, staleIfError: boolean): Promise<void> {
-    const pending = this.fills.pending(lookup.key);
-    if (pending) {
-      await pending;
-      if (this.serveIfFresh(lookup)) return;
-    }
-    await this.fills.run(lookup.key, () => this.fetchAndServe(lookup, { hit, staleIfError }));
-  }
-
-  /** Stale-while-revalidate: one background revalidation per variant, never delaying a client. */
-  private revalidateInBackground(key: string, entry: CacheEntry, request: OriginRequest, route: CachingRoute): void {
-    const requestHeaders = headersFromRaw(request.rawHeaders);
-    const run = async (): Promise<FillOutcome> => {
-      const answer = await fetchFromOrigin(route.pool, request, { method: 'GET', forCache: true, validators: entry }, this.deps.now);
-      if (answer.statusCode === 304 && selectNotModifiedTargets(headersFromRaw(answer.fields), [entry]).length > 0) {
-        answer.body.resume();
-        return this.applyNotModified(entry, answer, requestHeaders, route) ? 'stored' : 'not_stored';
-      }
-      const verdict = canStore(
-        { method: 'GET', headers: requestHeaders },
-        { status: answer.statusCode, headers: headersFromRaw(answer.fields), responseTimeMs: answer.responseTimeMs },
-        route.policy,
-      );
-      const relayed = await relayAndCollect(answer.body, undefined, verdict.store ? this.deps.maxObjectBytes : 0);
-      if (!verdict.store || !relayed.body) return 'not_stored';
-      const draft = buildEntry({ key, requestHeaders, answer, route: route.label, policy: route.policy, omitFields: verdict.omitFields });
-      return this.deps.cache.store(draft.complete(relayed.body)) === 'stored' ? 'stored' : 'not_stored';
-    };
-    this.backgroundRevalidations.run(`${key}\u0000${entry.variantKey}`, run).catch((error: unknown) => {
-      this.deps.logger.warn({ err: error, key }, 'background revalidation failed');
-    });
-  }
-
-  /** RFC 9111 §4.3.4: stores the entry a 304 refreshed; undefined when it may no longer be stored. */
-  private applyNotModified(entry: CacheEntry, answer: OriginAnswer, requestHeaders: HeaderLookup, route: CachingRoute): CacheEntry | undefined {
-    const updated = entryFromNotModified(entry, answer.fields, requestHeaders, answer, route.policy);
-    if (updated) this.deps.cache.store(updated);
-    else this.deps.cache.delete(entry.key, entry.variantKey);
-    return updated;
+    void fill.result.then(() => this.backgroundRevalidations.delete(id));
   }
 
   /**
@@ -317,11 +331,67 @@ export class CacheFlow {
     exchange.served('MISS', 'origin');
     sendUpstreamFailure(exchange, error, mustRevalidate ? { status: 504 } : {});
   }
+
+  /**
+   * What a fill's reader is counted as (docs/http-caching.md, "X-Cache and cache_result"). The request
+   * that opened a fill on the origin: MISS when the answer is to be stored or the origin failed (5xx),
+   * BYPASS when svc knows before the first byte that it will not keep it. One that joined a fill that
+   * is still busy (to be stored): a HIT, as Varnish counts a request that waited on a busy object; one
+   * that joined an answer too large to store: a MISS. A peer's answer is counted as the owner counted it.
+   */
+  private servedAs(lookup: Lookup, fill: Fill, head: AnswerHead, role: Role): [CacheResult, Source] {
+    if (head.countedAs) return head.countedAs;
+    if (role === 'joined') return fill.state === 'busy' ? ['HIT', 'hot'] : ['MISS', 'origin'];
+    const result = originAnswerResult({
+      status: head.status,
+      storable: head.shareable,
+      contentLength: contentLengthOf(head.fields),
+      maxObjectBytes: this.deps.fills.maxObjectBytes,
+      atVaryCap: head.shareable && this.deps.cache.atVaryCap(lookup.key, head.variantKey),
+    });
+    return [result, 'origin'];
+  }
+
+  /**
+   * The head said MISS before the body came: once the fill ends, the count says what happened (a body
+   * that grew past max_object_bytes or that the store refused is a BYPASS, one that failed a MISS).
+   */
+  private settleWhenDone(exchange: Exchange, status: number, fill: Fill): void {
+    exchange.countWhen(fill.result.then((result) => exchange.served(settledResult(status, fillOutcome(result)), 'origin')));
+  }
 }
 
-/** The first value of a parsed response field (undici gives repeated lines as an array). */
-function firstHeaderValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
+function fillOutcome(result: FillResult): FillOutcome {
+  if (result.state === 'failed') return 'failed';
+  return result.state === 'complete' && result.stored === 'stored' ? 'stored' : 'not_stored';
+}
+
+/** The Content-Length of an answer's fields, when it has one. */
+function contentLengthOf(fields: readonly string[]): string | undefined {
+  for (let i = 0; i < fields.length; i += 2) if (fields[i]!.toLowerCase() === 'content-length') return fields[i + 1];
+  return undefined;
+}
+
+/** Whether the request carries what makes its answer its own: credentials, or no-store. */
+function isPersonal(lookup: Lookup): boolean {
+  return lookup.requestHeaders('authorization') !== undefined || lookup.directives.noStore;
+}
+
+/**
+ * The opening of a fill that forwards the client's request to the origin as it came (conditionals,
+ * ranges): for a node answering a key it does not own when the owner cannot. Counted a MISS from the
+ * origin, and never stored.
+ */
+function forwardToOrigin(pool: UpstreamPool, exchange: Exchange, now: () => number): (fill: Fill) => Promise<FillOpening> {
+  return async () => {
+    const answer = await fetchFromOrigin(
+      pool,
+      originRequestOf(exchange),
+      { method: exchange.request.method ?? 'GET', forCache: false, onInformational: relayInformational(exchange) },
+      now,
+    );
+    return passedAnswer(answer.statusCode, answer.fields, answer.body, ['MISS', 'origin']);
+  };
 }
 
 function originRequestOf(exchange: Exchange): OriginRequest {

@@ -15,6 +15,7 @@ import type { MatchedRoute, RouteTable, RouteRule } from './route-table.js';
 import { Exchange, type ExchangeDeps } from './exchange.js';
 import type { CacheFlow, CachingRoute } from './cache-flow.js';
 import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
+import type { FillLayer } from '../fill/fill-layer.js';
 import { headersFromIncoming } from '../cache/policy/header-lookup.js';
 import { passThrough } from './pass-through.js';
 import { dataPlaneErrorBody, rejectRequest, sendProxyError } from './respond.js';
@@ -34,6 +35,8 @@ export interface DataPlaneDeps extends ExchangeDeps, EdgeRequestOptions {
   routes: RouteTable<DataPlaneRoute>;
   pools: ReadonlyMap<string, UpstreamPool>;
   cacheFlow: CacheFlow;
+  /** Pass-through answers stream through unshared fills (bounded read-ahead, write-idle timeout). */
+  fills: FillLayer;
   cache: TieredCache;
   logger: Logger;
   isDraining: () => boolean;
@@ -123,7 +126,7 @@ function handle(
 
 /** Passes a request the cache does not answer to the origin; a successful unsafe one invalidates. */
 async function forward(deps: DataPlaneDeps, exchange: Exchange, pool: UpstreamPool, method: string): Promise<void> {
-  const answered = await passThrough(pool, exchange, exchange.request);
+  const answered = await passThrough(deps.fills, pool, exchange, exchange.request);
   if (!answered) return;
   const targets = invalidationTargets(method, answered.status, exchange.edge, headersFromIncoming(answered.headers));
   for (const key of targets) deps.cache.delete(key);

@@ -49,6 +49,8 @@ export class Exchange {
    */
   private readonly startMs = performance.now();
   private finished = false;
+  /** Settles when what the answer counts as is known, for an answer whose end decides it (a fill). */
+  private decided: Promise<void> | undefined;
   private id: string | undefined;
   /** The client's socket, kept for the access log: `request.socket` is null once a request body
    * forwarded to the origin has been consumed and the connection detached. */
@@ -88,13 +90,26 @@ export class Exchange {
     this.source = source;
   }
 
+  /**
+   * The answer's count is decided when `decided` settles (the fill it streams from has ended, and
+   * calls `served` with the final result): the exchange is counted then, if its response ended first.
+   */
+  countWhen(decided: Promise<void>): void {
+    this.decided = decided;
+  }
+
   private finish(): void {
     if (this.finished) return;
     this.finished = true;
     this.deps.inFlight.end();
-    const { request, response } = this;
     const durationMs = performance.now() - this.startMs;
     const bytesOut = this.bytesOut;
+    if (this.decided) void this.decided.then(() => this.count(durationMs, bytesOut));
+    else this.count(durationMs, bytesOut);
+  }
+
+  private count(durationMs: number, bytesOut: number): void {
+    const { request, response } = this;
     const method = request.method ?? 'GET';
     const status = response.statusCode;
     const trace = this.trace;

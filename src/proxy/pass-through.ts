@@ -1,10 +1,13 @@
-// Requests svc does not answer from its cache (unsafe methods, `BYPASS` routes, uncacheable
-// answers): forwarded to the origin with their body, and the answer streamed back as it arrives.
+// Requests svc does not answer from its cache (unsafe methods, `BYPASS` routes, preconditions only the
+// origin may evaluate): forwarded to the origin with their body, and the answer streamed back through
+// a fill of its own that is never stored or shared, so the client reads at its own pace within the
+// same bounds (read-ahead, write-idle timeout) as every other answer.
 import type { IncomingMessage } from 'node:http';
-import type { UpstreamPool } from '../upstream/upstream-pool.js';
+import type { UpstreamPool, UpstreamResponse } from '../upstream/upstream-pool.js';
+import type { FillLayer } from '../fill/fill-layer.js';
+import { passedAnswer } from '../fill/fill.js';
 import { originRequestHeaders, responseFieldsFromOrigin, withVia } from './forward-headers.js';
 import type { Exchange } from './exchange.js';
-import { relayAndCollect } from './body-relay.js';
 import { relayInformational } from './informational.js';
 import { guardBody, type GuardedBody } from './request-body.js';
 import { rejectRequest, sendUpstreamFailure } from './respond.js';
@@ -20,6 +23,7 @@ export interface PassThroughResult {
  * owner could not answer (it fetched from the origin and, not owning the key, keeps no copy).
  */
 export async function passThrough(
+  fills: FillLayer,
   pool: UpstreamPool,
   exchange: Exchange,
   request: IncomingMessage,
@@ -28,9 +32,10 @@ export async function passThrough(
   exchange.served(cacheResult, 'origin');
   const hasBody = request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined;
   let body: GuardedBody | undefined;
+  let answer: UpstreamResponse;
   try {
     body = hasBody ? guardBody(request, exchange.deps.bodyIdleTimeoutMs) : undefined;
-    const answer = await pool.request({
+    answer = await pool.request({
       method: request.method ?? 'GET',
       path: exchange.edge.pathAndQuery,
       headers: originRequestHeaders(request.rawHeaders, exchange.forwarding),
@@ -39,16 +44,6 @@ export async function passThrough(
       onInformational: relayInformational(exchange),
       trace: exchange.trace,
     });
-    const fields = withVia(responseFieldsFromOrigin(answer.headers));
-    fields.push('x-cache', cacheResult);
-    exchange.response.writeHead(answer.statusCode, fields);
-    if (request.method === 'HEAD' || answer.statusCode === 204 || answer.statusCode === 304) {
-      answer.body.resume();
-      exchange.response.end();
-    } else {
-      await relayAndCollect(answer.body, exchange, 0);
-    }
-    return { status: answer.statusCode, headers: answer.headers };
   } catch (error) {
     if (body?.timedOut()) {
       // The rest of the body will not be read: the connection cannot carry another request.
@@ -58,4 +53,20 @@ export async function passThrough(
     sendUpstreamFailure(exchange, error, { close: hasBody });
     return undefined;
   }
+  const fields = withVia(responseFieldsFromOrigin(answer.headers));
+  fields.push('x-cache', cacheResult);
+  exchange.response.writeHead(answer.statusCode, fields);
+  if (request.method === 'HEAD' || answer.statusCode === 204 || answer.statusCode === 304) {
+    answer.body.resume();
+    exchange.response.end();
+  } else {
+    relay(fills, answer, exchange);
+  }
+  return { status: answer.statusCode, headers: answer.headers };
+}
+
+/** Streams an answer's body to the one client it is for, through an unshared fill that never stores. */
+function relay(fills: FillLayer, answer: UpstreamResponse, exchange: Exchange): void {
+  const fill = fills.open('', () => Promise.resolve(passedAnswer(answer.statusCode, [], answer.body)), false);
+  fill.claim().stream(exchange);
 }

@@ -12,6 +12,7 @@ import { NO_REQUEST_DIRECTIVES } from '../cache/policy/request-directives.js';
 import type { CachingRoute } from '../proxy/cache-flow.js';
 import type { OriginRequest } from '../proxy/origin-fetch.js';
 import type { Logger } from '../observe/logger.js';
+import type { FillLayer } from '../fill/fill-layer.js';
 import { DueQueue } from './due-queue.js';
 import { requireInRange } from './errors.js';
 import { originRequestOf, refetchRequestOf } from './refetch-request.js';
@@ -54,8 +55,8 @@ export interface BackgroundRefresherOptions {
   /** The node's metrics registry; the refresh metrics are registered on it. */
   registry: Registry;
   logger: Logger;
-  /** `max_object_bytes`: a refreshed body larger than this is not stored, as on the request path. */
-  maxObjectBytes: number;
+  /** The node's fill layer: refreshes are fills, coalesced and stored as the request path's are. */
+  fills: FillLayer;
   /** The proxy's lazy ban check; entries it hides are never refreshed. */
   isInvalidated?: ((entry: CacheEntry) => boolean) | undefined;
   /** Directory the registry is persisted in (the warm tier's); not persisted without one. */
@@ -81,7 +82,7 @@ export class BackgroundRefresher {
   readonly #cache: TieredCache;
   readonly #routes: Map<string, RefreshRoute>;
   readonly #logger: Logger;
-  #maxObjectBytes: number;
+  readonly #fills: FillLayer;
   readonly #isInvalidated: ((entry: CacheEntry) => boolean) | undefined;
   readonly #persistDirectory: string | undefined;
   readonly #now: () => number;
@@ -111,7 +112,7 @@ export class BackgroundRefresher {
     this.#cache = options.cache;
     this.#routes = new Map(options.routes.map((route) => [route.label, route]));
     this.#logger = options.logger;
-    this.#maxObjectBytes = options.maxObjectBytes;
+    this.#fills = options.fills;
     this.#isInvalidated = options.isInvalidated;
     this.#persistDirectory = options.persistDirectory;
     this.#now = options.now ?? Date.now;
@@ -132,15 +133,15 @@ export class BackgroundRefresher {
   }
 
   /**
-   * A configuration reload: the same routes (by label) with their new pools and cache options, or a
-   * new `max_object_bytes`. Refreshes already running finish with what they started with.
+   * A configuration reload: the same routes (by label) with their new pools and cache options (a new
+   * `max_object_bytes` reaches refreshes through the fill layer). Refreshes already running finish with
+   * what they started with.
    */
-  reconfigure(changes: { routes?: readonly RefreshRoute[]; maxObjectBytes?: number }): void {
+  reconfigure(changes: { routes?: readonly RefreshRoute[] }): void {
     for (const route of changes.routes ?? []) {
       if (!this.#routes.has(route.label)) throw new Error(`BackgroundRefresher.reconfigure: route ${route.label} was not set up at start`);
       this.#routes.set(route.label, route);
     }
-    if (changes.maxObjectBytes !== undefined) this.#maxObjectBytes = changes.maxObjectBytes;
   }
 
   /** Restores the persisted registry (when there is one) and starts the persist cycle. */
@@ -275,7 +276,7 @@ export class BackgroundRefresher {
   #startRefresh(record: RegistryRecord, entry: CacheEntry, request: OriginRequest, route: RefreshRoute): void {
     this.#inFlightCount += 1;
     this.#addTo(this.#inFlightPerRoute, route.label, 1);
-    const deps = { cache: this.#cache, now: this.#now, maxObjectBytes: this.#maxObjectBytes, isInvalidated: this.#isInvalidated };
+    const deps = { cache: this.#cache, fills: this.#fills, isInvalidated: this.#isInvalidated };
     const run = refreshEntry(deps, entry, request, route, this.#abort.signal)
       .then((outcome) => {
         this.#metrics.result(route.label, outcome.result);

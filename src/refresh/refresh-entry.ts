@@ -1,16 +1,15 @@
-// One background refresh: a conditional request for a stored entry, and what its answer does to the
-// cache. The RFC work is the proxy's: the same origin fetch, the same 304 selection and merge
-// (RFC 9111 §4.3.4), the same storability rules (§3) and entry builder as a client's revalidation.
+// One background refresh: a conditional request for a stored entry through the fill layer, so it is
+// coalesced with clients' revalidations of the key, judged by the same RFC rules (RFC 9111 §3, §4.3.4)
+// and stored through the same store gate as a client's revalidation.
 import type { CacheEntry } from '../cache/entry.js';
 import { variantWithKey, type TieredCache } from '../cache/tiered-cache.js';
 import { headersFromRaw } from '../cache/policy/header-lookup.js';
-import { selectNotModifiedTargets } from '../cache/policy/not-modified.js';
-import { canStore } from '../cache/policy/storability.js';
-import { buildEntry, entryFromNotModified } from '../proxy/build-entry.js';
 import type { CachingRoute } from '../proxy/cache-flow.js';
-import { fetchFromOrigin, type OriginAnswer, type OriginRequest } from '../proxy/origin-fetch.js';
+import type { OriginRequest } from '../proxy/origin-fetch.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
-import { collectBody } from './collect-body.js';
+import type { FillLayer } from '../fill/fill-layer.js';
+import type { StoreOutcome } from '../fill/fill.js';
+import { UnmatchedNotModifiedError } from '../fill/origin-opening.js';
 
 /**
  * Why a refresh renewed nothing (the `error_type` label of svc_refresh_errors_total):
@@ -22,8 +21,8 @@ import { collectBody } from './collect-body.js';
  * - `too_large`: the new body is larger than `max_object_bytes`;
  * - `body_incomplete`: the new body ended early;
  * - `store_refused`: the hot tier refused the new entry (variant cap, larger than the tier);
- * - `superseded`: while the refresh was in flight the entry was purged, banned, soft-purged or
- *   replaced, so the answer is dropped rather than undo that.
+ * - `superseded`: while the refresh was in flight the entry was purged, banned or soft-purged (the
+ *   store gate), or removed, so the answer is dropped rather than undo that.
  */
 export type RefreshErrorType =
   | UpstreamError['code']
@@ -42,8 +41,7 @@ export type RefreshOutcome =
 
 export interface RefreshEntryDeps {
   cache: TieredCache;
-  now: () => number;
-  maxObjectBytes: number;
+  fills: FillLayer;
   /** The lazy ban check the proxy applies; an entry it hides is not refreshed back to life. */
   isInvalidated?: ((entry: CacheEntry) => boolean) | undefined;
 }
@@ -59,6 +57,23 @@ function failed(errorType: RefreshErrorType): RefreshOutcome {
   return { result: 'error', errorType };
 }
 
+/** A store step's outcome as a refresh reports it. */
+function stored(result: '304' | '200', entry: CacheEntry, outcome: StoreOutcome): RefreshOutcome {
+  switch (outcome) {
+    case 'stored':
+      return { result, entry };
+    case 'invalidated':
+    case 'superseded':
+      return failed('superseded');
+    case 'not_stored':
+      return failed('not_storable');
+    case 'implausible_length':
+      return failed('body_incomplete');
+    default:
+      return failed('store_refused');
+  }
+}
+
 export async function refreshEntry(
   deps: RefreshEntryDeps,
   entry: CacheEntry,
@@ -66,48 +81,23 @@ export async function refreshEntry(
   route: CachingRoute,
   signal: AbortSignal,
 ): Promise<RefreshOutcome> {
-  let answer: OriginAnswer;
-  try {
-    answer = await fetchFromOrigin(route.pool, request, { method: 'GET', forCache: true, validators: entry, signal }, deps.now);
-  } catch (error) {
-    if (signal.aborted) return failed('aborted');
-    return failed(error instanceof UpstreamError ? error.code : 'upstream_error');
-  }
   const requestHeaders = headersFromRaw(request.rawHeaders);
-  const unchanged = (): boolean => {
-    const current = findStored(deps, entry.key, entry.variantKey);
-    return current !== undefined && current.responseTimeMs === entry.responseTimeMs && !current.forcedStale;
-  };
-
-  if (answer.statusCode === 304) {
-    answer.body.resume();
-    if (selectNotModifiedTargets(headersFromRaw(answer.fields), [entry]).length === 0) return failed('unmatched_304');
-    if (!unchanged()) return failed('superseded');
-    const updated = entryFromNotModified(entry, answer.fields, requestHeaders, answer, route.policy);
-    if (!updated) {
-      // The 304 says the response may no longer be stored: what is held goes, as on the request path.
-      deps.cache.delete(entry.key, entry.variantKey);
-      return failed('not_storable');
-    }
-    return deps.cache.store(updated) === 'stored' ? { result: '304', entry: updated } : failed('store_refused');
+  const fill = deps.fills.fromOrigin({ key: entry.key, request, requestHeaders, route, revalidating: entry, renewOnly: true, signal }, true);
+  const head = await fill.head;
+  if (head.kind === 'failed') {
+    if (signal.aborted) return failed('aborted');
+    if (head.error instanceof UnmatchedNotModifiedError) return failed('unmatched_304');
+    return failed(head.error instanceof UpstreamError ? head.error.code : 'upstream_error');
   }
-  if (answer.statusCode !== 200) {
-    answer.body.resume();
-    return failed('unexpected_status');
+  if (head.kind === 'not_modified') return stored('304', head.entry, head.stored);
+  const result = await fill.result;
+  switch (result.state) {
+    case 'complete':
+      return stored('200', result.entry, result.stored);
+    case 'pass':
+      if (result.reason === 'too_large') return failed('too_large');
+      return failed(head.status === 200 ? 'not_storable' : 'unexpected_status');
+    case 'failed':
+      return failed(signal.aborted ? 'aborted' : 'body_incomplete');
   }
-  const verdict = canStore(
-    { method: 'GET', headers: requestHeaders },
-    { status: answer.statusCode, headers: headersFromRaw(answer.fields), responseTimeMs: answer.responseTimeMs },
-    route.policy,
-  );
-  if (!verdict.store) {
-    answer.body.resume();
-    return failed('not_storable');
-  }
-  const collected = await collectBody(answer.body, deps.maxObjectBytes);
-  if ('failure' in collected) return failed(signal.aborted ? 'aborted' : collected.failure);
-  if (!unchanged()) return failed('superseded');
-  const draft = buildEntry({ key: entry.key, requestHeaders, answer, route: route.label, policy: route.policy, omitFields: verdict.omitFields });
-  const stored = draft.complete(collected.body);
-  return deps.cache.store(stored) === 'stored' ? { result: '200', entry: stored } : failed('store_refused');
 }

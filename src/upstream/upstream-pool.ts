@@ -14,6 +14,7 @@ import { classifyUpstreamError, neverReachedOrigin, UpstreamError } from './upst
 import { ConnectionSlots, SlotsTimeoutError } from './connection-slots.js';
 import type { ClientBudget } from './client-budget.js';
 import type { RequestTrace } from '../observe/tracing/request-trace.js';
+import { resetAwareConnector } from './reset-aware-connector.js';
 
 export interface UpstreamPoolOptions {
   name: string;
@@ -92,7 +93,7 @@ export class UpstreamPool {
     const poolOf = (origin: string, connections: number): Pool =>
       new Pool(origin, {
         connections,
-        connect: { timeout: options.connectTimeoutMs },
+        connect: resetAwareConnector({ timeout: options.connectTimeoutMs }),
         headersTimeout: options.responseTimeoutMs,
         bodyTimeout: options.responseTimeoutMs,
       });

@@ -55,6 +55,7 @@ describe('defaults', () => {
       max_object_bytes: 8_388_608,
       stale_if_unreachable: 300_000,
       max_active_bans: 10_000,
+      client_write_idle_timeout: 60_000,
       admin: { listen: '127.0.0.1:9000', pprof_enabled: false, auth_failure_limit: 10, auth_failure_window: 60_000 },
       pools: [
         {
@@ -210,6 +211,13 @@ describe('value errors name the key path and say what was expected and what was 
         c.max_active_bans = 0;
       },
       'max_active_bans: expected an integer of at least 1, got 0',
+    ],
+    [
+      'a write-idle timeout of 0',
+      (c) => {
+        c.client_write_idle_timeout = 0;
+      },
+      'client_write_idle_timeout: expected a duration greater than 0, like "60s", got 0',
     ],
     [
       'a fractional size',

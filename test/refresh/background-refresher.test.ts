@@ -433,7 +433,7 @@ describe('lifecycle', () => {
 
   test('options out of range are refused at construction', () =>
     withRig({}, async (rig) => {
-      const base = { cache: rig.cache, routes: [rig.route], registry: new Registry(), logger: createLogger({ destination: rig.logs }), maxObjectBytes: 1 };
+      const base = { cache: rig.cache, routes: [rig.route], registry: new Registry(), logger: createLogger({ destination: rig.logs }), fills: rig.fills };
       assert.throws(() => new BackgroundRefresher({ ...base, concurrency: 0 }), RefreshOptionError);
       assert.throws(() => new BackgroundRefresher({ ...base, registry: new Registry(), refreshAtFraction: 1.5 }), RefreshOptionError);
       assert.throws(() => new BackgroundRefresher({ ...base, registry: new Registry(), maxRecords: 0 }), RefreshOptionError);

@@ -6,7 +6,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AdminToken } from '../../admin/admin-token.js';
 import { resolveAdminToken } from '../../admin/admin-token.js';
-import type { CacheFlow } from '../../proxy/cache-flow.js';
+import type { FillLayer } from '../../fill/fill-layer.js';
+import type { PeerFetcher } from '../../clustering/peer-fetcher.js';
 import type { DataPlaneDeps } from '../../proxy/data-plane-server.js';
 import { TrustedProxies } from '../../edge/trusted-proxies.js';
 import type { AccessLog } from '../../observe/access-log.js';
@@ -22,7 +23,10 @@ export interface ReloadableParts {
   env: NodeJS.ProcessEnv;
   /** The hot tier's bound; a data-plane worker resizes its share. */
   hot: Pick<HotStore, 'resize'>;
-  cacheFlow: CacheFlow;
+  /** Where `max_object_bytes` is read when a fill starts. */
+  fills: FillLayer;
+  /** Strong mode: refuses to send peers objects above `max_object_bytes`. */
+  peerFetcher: PeerFetcher | undefined;
   refresher: BackgroundRefresher | undefined;
   /** The data plane reads `routes`, `pools` and `trustedProxies` from here on every request. */
   dataPlane: Pick<DataPlaneDeps, 'routes' | 'pools' | 'trustedProxies'>;
@@ -41,6 +45,10 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
   reloader.restartOnly('warm', 'the warm tier is locked, opened and indexed at startup');
   reloader.restartOnly('cluster', 'the node joins the cluster with its identity, transport and mode at startup (a mode change restarts the whole cluster, spec §1.4)');
   reloader.restartOnly('hop_limit', 'peer fetch is set up when the node joins the cluster');
+  reloader.restartOnly(
+    'client_write_idle_timeout',
+    'the fill layer and the peer-fetch streams take the write-idle timeout at startup, and fills already streaming keep theirs',
+  );
   reloader.restartOnly('tracing', 'tracing is set up at startup');
   reloader.restartOnly(
     'limits',
@@ -92,8 +100,8 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
   reloader.register({
     keys: ['max_object_bytes'],
     prepare: (next) => () => {
-      parts.cacheFlow.setMaxObjectBytes(next.max_object_bytes);
-      parts.refresher?.reconfigure({ maxObjectBytes: next.max_object_bytes });
+      parts.fills.setMaxObjectBytes(next.max_object_bytes);
+      parts.peerFetcher?.setMaxObjectBytes(next.max_object_bytes);
     },
   });
 

@@ -14,6 +14,7 @@ import type { OriginRequest } from '../../../src/proxy/origin-fetch.js';
 import { createLogger } from '../../../src/observe/logger.js';
 import { buildEntry } from '../../../src/proxy/build-entry.js';
 import { createHotStore } from '../../../src/store/hot-store.js';
+import { FillLayer } from '../../../src/fill/fill-layer.js';
 import { openWarmStore, type WarmStore } from '../../../src/store/warm/warm-store.js';
 import { UpstreamPool } from '../../../src/upstream/upstream-pool.js';
 import {
@@ -67,6 +68,8 @@ export interface Rig {
   origin: TestOrigin;
   objects: Map<string, OriginObject>;
   cache: TieredCache;
+  /** The fill layer the refresher opens its fills in. */
+  fills: FillLayer;
   registry: Registry;
   logs: LogLines;
   route: RefreshRoute;
@@ -140,12 +143,13 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const route: RefreshRoute = { label: ROUTE, pool, policy: {}, minHits: options.minHits ?? 2 };
   const registry = new Registry();
   const logs = new LogLines();
+  const fills = new FillLayer({ cache, now: time.now, maxObjectBytes: 100_000, writeIdleTimeoutMs: 60_000 });
   const refresher = new BackgroundRefresher({
     cache,
     routes: [route],
     registry,
     logger: createLogger({ destination: logs }),
-    maxObjectBytes: 100_000,
+    fills,
     now: time.now,
     setTimer: time.setTimer,
     ...(options.warm ? { persistDirectory: join(dir, 'refresh') } : {}),
@@ -159,6 +163,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
     origin,
     objects,
     cache,
+    fills,
     registry,
     logs,
     route,
