@@ -67,6 +67,9 @@ export const SVC_EXTRA_METRICS: readonly ExportedMetric[] = [
   // Bans (issue 14 item 6): in force, and refused past max_active_bans.
   { name: 'svc_bans_active', type: 'gauge', labels: [] },
   { name: 'svc_bans_rejected_total', type: 'counter', labels: [] },
+  // Fills (issue 15): clients cut off, and complete fills the store gate kept out of the cache.
+  { name: 'svc_fill_clients_cut_total', type: 'counter', labels: ['reason'] },
+  { name: 'svc_fill_store_refused_total', type: 'counter', labels: [] },
 ];
 
 /** Runtime and process metrics (spec §6.5's `go_*` and `process_*`; Node's are `nodejs_*`). */
