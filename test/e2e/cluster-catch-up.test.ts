@@ -9,6 +9,7 @@ import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvcCluster, clusterAdmin, pathsOwnedBy, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
 import { fetchRaw, header } from '../support/http.js';
 import { ORIGIN_CLOCK_SKEW_MS } from '../../src/clustering/cluster-invalidator.js';
+import { SYNC_INTERVAL_MS } from '../../src/clustering/catch-up.js';
 
 const SITE = 'shop.example';
 const AWAY_INVALIDATIONS = 1_200;
@@ -54,6 +55,7 @@ async function peerState(asker: ClusterNodeProcess, name: string): Promise<strin
 describe('catch-up after an absence (strong mode, warm tiers)', () => {
   let origin: TestOrigin;
   let cluster: SvcCluster;
+  let clusterReadyMs = 0;
 
   before(async () => {
     const versions = new Map<string, number>();
@@ -64,6 +66,7 @@ describe('catch-up after an absence (strong mode, warm tiers)', () => {
       return { headers: { 'cache-control': 'max-age=600', 'surrogate-key': `tag${path.replaceAll('/', '-')}` }, body: `${path} v${version}` };
     });
     cluster = await startSvcCluster({ names: ['a', 'b', 'c'], mode: 'strong', originUrl: origin.url });
+    clusterReadyMs = Date.now();
   });
   after(async () => {
     await cluster?.close();
@@ -75,6 +78,11 @@ describe('catch-up after an absence (strong mode, warm tiers)', () => {
     const [purged, banned, refreshed, kept] = (await pathsOwnedBy(a, 'b', 'away', 4)) as [string, string, string, string];
     for (const path of [purged, banned, refreshed, kept]) await get(a, path);
     for (const path of [purged, banned, refreshed, kept]) await eventually(() => inWarmTier(b, path), `${path} in B's warm tier`);
+    // B's sync heartbeat must have marked it synced after every peer's log began (a peer that caught
+    // up after B vouches only from then): otherwise the absence is a gap, and B rightly distrusts all
+    // it cached. On a loaded machine the nodes catch up far apart; one heartbeat after all are ready
+    // (2 s of margin for late timers) settles it.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, clusterReadyMs + SYNC_INTERVAL_MS + 2_000 - Date.now())));
     await cluster.kill('b');
     await eventually(async () => (await peerState(a, 'b')) === 'dead', 'A declares B dead', 30_000);
 
