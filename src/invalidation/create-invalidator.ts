@@ -17,10 +17,12 @@ import type {
   BanSpec,
   BatchResult,
   InvalidationOrigin,
+  InvalidationReplicas,
   InvalidationResult,
   InvalidationType,
   Invalidator,
   RecentInvalidation,
+  ReplicatedInvalidation,
   UrlInvalidationResult,
 } from './invalidator.js';
 import { PurgeRecords } from './purge-records.js';
@@ -67,6 +69,8 @@ export interface InvalidatorOptions {
   maxPurgeRecords?: number;
   pruneIntervalMs?: number;
   maxActiveBans?: number;
+  /** Where every operation is applied too before it answers (a node's data-plane workers). */
+  replicas?: InvalidationReplicas | undefined;
 }
 
 /** What one prune did. */
@@ -121,6 +125,7 @@ class Engine implements InvalidationEngine {
   readonly #maxPurgeRecords: number;
   readonly #pruneIntervalMs: number;
   #maxActiveBans: number;
+  readonly #replicas: InvalidationReplicas | undefined;
 
   readonly #bans = new BanList();
   /** Ids of the bans in #bans: a ban made elsewhere and delivered twice is kept once. */
@@ -152,6 +157,7 @@ class Engine implements InvalidationEngine {
     this.#maxPurgeRecords = positiveInteger('maxPurgeRecords', options.maxPurgeRecords ?? MAX_PURGE_RECORDS);
     this.#pruneIntervalMs = positiveInteger('pruneIntervalMs', options.pruneIntervalMs ?? PRUNE_INTERVAL_MS);
     this.#maxActiveBans = positiveInteger('maxActiveBans', options.maxActiveBans ?? DEFAULT_MAX_ACTIVE_BANS);
+    this.#replicas = options.replicas;
     this.#lurker = new BanLurker({
       cache: this.#cache,
       tagIndex: this.#tagIndex,
@@ -199,6 +205,7 @@ class Engine implements InvalidationEngine {
     let count = 0;
     for (const key of keys) count += this.#purgeKey(key, atMs);
     await this.#persist(keys.map((key) => ({ type: 'purge', key, at_ms: atMs })));
+    count += await this.#replicated({ type: 'purge', url, origin });
     return { ...this.#done('purge', url, atMs, count), keys };
   }
 
@@ -220,6 +227,7 @@ class Engine implements InvalidationEngine {
       }
     }
     await this.#persist(records);
+    count += await this.#replicated({ type: 'purge_batch', urls: [...urls], origin });
     return { ...this.#done('purge_batch', `${urls.length} URLs`, atMs, count), failed };
   }
 
@@ -251,7 +259,9 @@ class Engine implements InvalidationEngine {
     const persisted = this.#persist([{ type: 'ban', id: ban.id, created_ms: ban.createdMs, ...ban.spec }]);
     if (ban.createdMs - this.#lastPruneMs >= this.#pruneIntervalMs) this.#pruneInBackground();
     const [count] = await Promise.all([evicted, persisted]);
-    return this.#done('ban', describeBan(ban.spec), ban.createdMs, count);
+    // The replicas date the ban by its id and creation time, as the cluster's copies of it do.
+    const replicated = await this.#replicated({ type: 'ban', spec, origin: { id: ban.id, atMs: ban.createdMs } });
+    return this.#done('ban', describeBan(ban.spec), ban.createdMs, count + replicated);
   }
 
   get activeBanCount(): number {
@@ -274,6 +284,7 @@ class Engine implements InvalidationEngine {
       count += this.#cache.rewriteVariants(key, (entry) => (entry.requestTimeMs <= atMs ? { ...entry, forcedStale: true } : undefined));
     }
     await this.#cache.warm?.flush();
+    count += await this.#replicated({ type: 'refresh', url, origin });
     return { ...this.#done('refresh', url, atMs, count), keys };
   }
 
@@ -450,6 +461,11 @@ class Engine implements InvalidationEngine {
   /** Makes an operation durable: its journal records, and the warm tier's deletes and rewrites. */
   async #persist(records: readonly JournalRecord[]): Promise<void> {
     await Promise.all([records.length > 0 ? this.#journal?.append(records) : undefined, this.#cache.warm?.flush()]);
+  }
+
+  /** Applies an operation in the replicas, once this engine's tiers and journal have it. */
+  #replicated(invalidation: ReplicatedInvalidation): Promise<number> {
+    return this.#replicas?.apply(invalidation) ?? Promise.resolve(0);
   }
 
   #done(type: InvalidationType, argument: string, atMs: number, count: number): InvalidationResult {

@@ -71,6 +71,27 @@ export interface ActiveBan extends BanSpec {
   hidden: number;
 }
 
+/**
+ * An invalidation as the engine received it, to be applied again by another holder of the node's
+ * cache; `origin` goes with it, so that every holder dates it the same.
+ */
+export type ReplicatedInvalidation = { origin?: InvalidationOrigin | undefined } & (
+  | { type: 'purge'; url: string }
+  | { type: 'purge_batch'; urls: string[] }
+  | { type: 'ban'; spec: BanSpec }
+  | { type: 'refresh'; url: string }
+);
+
+/**
+ * The other holders of a node's cache (its data-plane workers). Each operation is applied there
+ * after the engine's own tiers and journal and before it answers; what they count joins the result
+ * and the recent list.
+ */
+export interface InvalidationReplicas {
+  /** Resolves with what the holders counted, once every one applied it (or was stopped). */
+  apply(invalidation: ReplicatedInvalidation): Promise<number>;
+}
+
 export interface Invalidator {
   purge(url: string, origin?: InvalidationOrigin): Promise<UrlInvalidationResult>;
   purgeBatch(urls: readonly string[], origin?: InvalidationOrigin): Promise<BatchResult>;

@@ -261,12 +261,11 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   // Bans and purges are kept beside the warm tier they must outlive; without one, nothing survives a
   // restart that an invalidation would need to hide.
   const invalidationDir = config.warm ? join(config.warm.path, 'invalidation') : undefined;
-  const invalidator = createInvalidator({ cache, logger, now, dataDir: invalidationDir, maxActiveBans: config.max_active_bans });
+  const invalidator = createInvalidator({ cache, logger, now, dataDir: invalidationDir, maxActiveBans: config.max_active_bans, replicas: workers?.replicas() });
   metrics.bindBans(invalidator);
   await readiness.phase('log_replay', () => invalidator.start());
   teardown.add(() => invalidator.stop());
   // With workers, an invalidation is applied in every one of them before it is answered.
-  const nodeInvalidator = workers ? workers.invalidator(invalidator) : invalidator;
   // CDN purges not yet confirmed are kept beside the invalidation journal, and sent again at start.
   // A data-plane worker has neither: its primary propagates and holds the cluster member.
   const cdnConfig = isWorker ? undefined : config.cdn;
@@ -302,7 +301,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
         logger,
         metrics,
         readiness,
-        local: nodeInvalidator,
+        local: invalidator,
         adminAddress: new URL(adminUrl).host,
         dataPlaneUrl: () => dataUrl,
         freshEntry: (key, requestHeaders): CacheEntry | undefined => cacheFlow.freshEntry(key, requestHeaders),
@@ -314,7 +313,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   mountClusterRoutes(router, () => cluster?.peers() ?? []);
   // In a cluster, the admin API's invalidations go to the other nodes too; with a CDN, to the CDN
   // as well, from this node only (peers apply what they receive without forwarding it).
-  const adminInvalidator = cluster?.invalidator ?? nodeInvalidator;
+  const adminInvalidator = cluster?.invalidator ?? invalidator;
   const sessions = new DashboardSessions({ adminToken: () => adminToken.value, now });
   // One wrong-token limit for every way a token is presented: the API, the reload and the dashboard's login.
   const authGuard: AuthFailureGuard = {

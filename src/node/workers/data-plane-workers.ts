@@ -7,12 +7,12 @@
 // docs/decisions.md "Data-plane workers" says why processes, why the kernel, and what is shared.
 import { fileURLToPath } from 'node:url';
 import type { Registry } from 'prom-client';
-import type { Invalidator } from '../../invalidation/invalidator.js';
+import type { InvalidationReplicas } from '../../invalidation/invalidator.js';
 import type { CacheCheckResponse } from '../../api/responses.js';
 import type { Logger } from '../../observe/logger.js';
 import type { LineSink } from './line-relay.js';
 import { CACHE_CHECK_CALL, DESCRIBE_CALL, DRAIN_CALL, HOT_TIER_CALL, RELOAD_CALL, type HotTierFigures } from './worker-answers.js';
-import { WorkersInvalidator } from './worker-invalidation.js';
+import { WorkerReplicas } from './worker-invalidation.js';
 import { aggregatedExposition, aggregatedRegistry, registryExposition, type Exposition } from './worker-metrics.js';
 import { WorkerSupervisor } from './worker-supervisor.js';
 
@@ -54,9 +54,9 @@ export class DataPlaneWorkers {
     return dataUrl;
   }
 
-  /** `local` made to reach every worker before it answers. */
-  invalidator(local: Invalidator): Invalidator {
-    return new WorkersInvalidator(local, () => this.#supervisor?.calls, this.logger);
+  /** Every worker, for the node's invalidation engine to apply each operation in before it answers. */
+  replicas(): InvalidationReplicas {
+    return new WorkerReplicas(() => this.#supervisor?.calls, this.logger);
   }
 
   /** `/metrics`: the primary's registry and every worker's, summed. */

@@ -127,6 +127,9 @@ describe('svc serve with two data-plane workers', () => {
     const purge = await fetchRaw(`${adminUrl}/v1/purge`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ url: `${dataUrl}/purged` }) });
     assert.equal(purge.status, 200);
     assert.equal(await hotEntries(), entriesBefore - 2, 'no worker holds the object once the purge is answered');
+    assert.equal((JSON.parse(purge.body) as { count: number }).count, 2, 'the answer counts the copy each worker held');
+    const recent = JSON.parse((await fetchRaw(`${adminUrl}/v1/invalidations/recent`, { headers: AUTH })).body) as { invalidations: { type: string; argument: string; count: number }[] };
+    assert.deepEqual(recent.invalidations[0], { ...recent.invalidations[0], type: 'purge', argument: `${dataUrl}/purged`, count: 2 }, 'the recent list (the dashboard\'s) counts what the workers removed');
     const after = await untilBothWorkersHold('/purged');
     for (const answer of after) assert.ok(answer.fetch > lastFetchBefore, `an answer after the purge came from fetch ${answer.fetch}, made before it (${answer.cache})`);
   });
