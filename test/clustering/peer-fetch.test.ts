@@ -12,6 +12,8 @@ import { metricValue } from '../support/caching-fixture.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { CLUSTER_SECRET } from '../support/svc-cluster.js';
+import { PEER_FETCH_CHANNEL } from '../../src/clustering/peer-fetcher.js';
+import { encodePeerFetchRequest } from '../../src/clustering/peer-fetch-wire.js';
 
 const SITE = 'shop.example';
 const MAX_OBJECT_BYTES = 8 * 1024 * 1024;
@@ -26,6 +28,7 @@ function patterned(bytes: number, seed: number): Buffer {
 const objects = new Map<string, Buffer>([
   ['/parts', patterned(5 * 1024 * 1024 + 123, 1)],
   ['/too-large', patterned(MAX_OBJECT_BYTES + 1, 2)],
+  ['/hops', patterned(1024, 3)],
 ]);
 
 async function eventually(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
@@ -43,14 +46,15 @@ describe('peer fetch between two nodes', { timeout: 60_000 }, () => {
   const nodeConfig = async (name: string, join: string[]) => ({
     config: { hop_limit: 2, max_object_bytes: MAX_OBJECT_BYTES, cluster: { mode: 'strong', node_name: name, secret: CLUSTER_SECRET, bind: `127.0.0.1:${await freePort()}`, join } },
   });
-  /** A path of `prefix` whose key node b owns. */
-  const ownedByB = (prefix: string): string => {
+  /** A path of `prefix` whose key node `owner` owns. */
+  const ownedBy = (owner: string, prefix: string): string => {
     for (let i = 0; i < 1000; i++) {
       const path = `${prefix}?v=${i}`;
-      if (a.node.cluster!.ownerOf(keyOfRequest('http', SITE, path)!) === 'b') return path;
+      if (a.node.cluster!.ownerOf(keyOfRequest('http', SITE, path)!) === owner) return path;
     }
-    throw new Error('no path owned by b');
+    throw new Error(`no path owned by ${owner}`);
   };
+  const ownedByB = (prefix: string): string => ownedBy('b', prefix);
   const get = (node: SvcUnderTest, path: string) => fetchRaw(`${node.dataUrl}${path}`, { headers: { host: SITE } });
   const metric = async (node: SvcUnderTest, sample: string): Promise<number> => metricValue((await fetchRaw(`${node.adminUrl}/metrics`)).body, sample);
   const peerFetches = async (node: SvcUnderTest): Promise<number> =>
@@ -108,5 +112,21 @@ describe('peer fetch between two nodes', { timeout: 60_000 }, () => {
     assert.equal(header(second, 'x-cache'), 'MISS');
     assert.equal((await peerFetches(a)) - fetchesBefore, 1);
     assert.equal(await metric(a, 'svc_peer_fetch_refused_total{reason="too_large"}'), 1);
+  });
+
+  test('a peer fetch that reached hop_limit at a node not owning its key is answered from the origin there, and counted', async () => {
+    // a asks b for a key a owns, as a node whose view of the ring differs would. hop_limit is 2: with
+    // one hop made b passes it on to the owner; with two it answers itself.
+    const path = ownedBy('a', '/hops');
+    const askB = (hops: number) =>
+      a.node.cluster!.member.request('b', PEER_FETCH_CHANNEL, encodePeerFetchRequest({ method: 'GET', path, headers: ['host', SITE], hops }), { timeoutMs: 10_000 });
+    const limitHits = () => metric(b, 'svc_peer_fetch_hop_limit_hits_total');
+    const entriesAtB = b.node.cache.hot.entryCount;
+    await askB(1);
+    assert.equal(await limitHits(), 0, 'below hop_limit b forwards to the owner');
+    assert.equal(b.node.cache.hot.entryCount, entriesAtB, 'b did not fill it');
+    await askB(2);
+    assert.equal(await limitHits(), 1, 'at hop_limit b answers and counts it');
+    assert.equal(b.node.cache.hot.entryCount, entriesAtB + 1, 'b filled it from the origin');
   });
 });

@@ -1,7 +1,10 @@
 // Issue 2: what a client sees when the origin cannot answer, and how a pool balances.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { connect, createServer, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestOrigin } from '../support/test-origin.js';
 import { startSvc } from '../support/svc-harness.js';
 import { fetchRaw, header } from '../support/http.js';
@@ -13,6 +16,32 @@ async function closedPort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/**
+ * An upstream that never completes a connection: a child process listens with a backlog of 1 and
+ * then blocks its own event loop, so it never accepts; once a few connections fill its queue, the
+ * kernel drops every further SYN and a connect waits until its own timeout.
+ */
+async function unconnectableUpstream(): Promise<{ url: string; close(): Promise<void> }> {
+  const script =
+    "const s = require('node:net').createServer().listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {" +
+    " process.stdout.write(s.address().port + '\\n'); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); });";
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+  const port = Number(line.toString().trim());
+  const fillers: Socket[] = [];
+  for (let i = 0; i < 4; i++) fillers.push(connect(port, '127.0.0.1').on('error', () => undefined));
+  await sleep(300);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      for (const filler of fillers) filler.destroy();
+      const exited = once(child, 'exit');
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
 }
 
 describe('upstream failures', () => {
@@ -44,6 +73,26 @@ describe('upstream failures', () => {
     } finally {
       await svc.stop();
       await origin.close();
+    }
+  });
+
+  test('an upstream that never completes the connection gets 504 after connect_timeout, while a longer one keeps waiting', async () => {
+    const upstream = await unconnectableUpstream();
+    const pool = (connectTimeout: string) => ({ pools: [{ name: 'origin', upstreams: [upstream.url], connect_timeout: connectTimeout, response_timeout: '60s' }] });
+    const quick = await startSvc([upstream.url], { config: pool('300ms') });
+    const patient = await startSvc([upstream.url], { config: pool('20s') });
+    try {
+      assert.equal((await fetchRaw(`${quick.dataUrl}/quick`)).status, 504);
+      // The default (2 s) would have answered by now: the configured 20 s is the one in force.
+      const waiting = fetchRaw(`${patient.dataUrl}/patient`).then(
+        (answer) => `answered ${answer.status}`,
+        () => 'failed',
+      );
+      assert.equal(await Promise.race([waiting, sleep(5_000, 'still connecting')]), 'still connecting');
+    } finally {
+      await quick.stop();
+      await patient.stop();
+      await upstream.close();
     }
   });
 

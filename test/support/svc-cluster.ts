@@ -84,6 +84,8 @@ export interface SvcClusterOptions {
   security?: 'secret' | 'insecure';
   /** More keys of each node's cluster block, as YAML flow-mapping entries (`peer_timeout: 300ms`). */
   clusterKeys?: string;
+  /** As clusterKeys, for keys that differ by node (a libp2p key directory); in place of clusterKeys. */
+  clusterKeysOf?: (name: string) => string;
 }
 
 export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCluster> {
@@ -102,6 +104,10 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
     };
   };
 
+  const clusterKeys = (name: string): string => {
+    const keys = options.clusterKeysOf?.(name) ?? options.clusterKeys;
+    return keys ? `${keys}, ` : '';
+  };
   const security = options.security === 'insecure' ? 'insecure: true, ' : `secret: "${CLUSTER_SECRET}", `;
   const writeConfig = async (spec: NodeSpec, mode: 'strong' | 'eventual'): Promise<void> => {
     const { process: node } = spec;
@@ -116,7 +122,7 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
         `warm: { path: ${JSON.stringify(join(dir, node.name, 'warm'))}, max_bytes: 50000000 }`,
         `pools: [{ name: origin, upstreams: ["${options.originUrl}"], connect_timeout: 1s, response_timeout: 5s }]`,
         'routes: [{ name: all, pool: origin }]',
-        `cluster: { mode: ${mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", ${security}${options.clusterKeys ? `${options.clusterKeys}, ` : ''}join: [${clusterAddresses.map((a) => `"${a}"`).join(', ')}] }`,
+        `cluster: { mode: ${mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", ${security}${clusterKeys(node.name)}join: [${clusterAddresses.map((a) => `"${a}"`).join(', ')}] }`,
         ...(options.extraConfig ?? []),
       ].join('\n'),
     );
