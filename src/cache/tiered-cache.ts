@@ -6,6 +6,7 @@
 // surrogate-key index) see each entry the hot tier gains or loses.
 import type { CacheEntry } from './entry.js';
 import { MAX_VARIANTS, type CacheStore, type PutOutcome } from '../store/cache-store.js';
+import { WarmJoin } from './warm-join.js';
 
 export interface CacheHit {
   entry: CacheEntry;
@@ -35,11 +36,48 @@ export interface HotTierObserver {
 
 export class TieredCache {
   readonly #observers: HotTierObserver[] = [];
+  /** The warm tier once it takes part in lookups, stores and invalidations. */
+  #warm: CacheStore | undefined;
+  /** Set while a warm tier is being indexed: the invalidations it must be given when it joins. */
+  #joining: WarmJoin | undefined;
+  /**
+   * Resolves when the warm tier has joined, or will not (its index failed, or there is none). Sweeps
+   * that must see every stored entry (the ban prune) wait for it.
+   */
+  readonly warmJoined: Promise<void>;
 
+  /**
+   * `warmIndexed`, when given, is the warm tier's index rebuild: the tier joins once it resolves, and
+   * stays out if it rejects. Without it the tier takes part at once.
+   */
   constructor(
     readonly hot: CacheStore,
-    readonly warm: CacheStore | undefined,
-  ) {}
+    warm: CacheStore | undefined,
+    warmIndexed?: Promise<void>,
+  ) {
+    if (warm === undefined || warmIndexed === undefined) {
+      this.#warm = warm;
+      this.warmJoined = Promise.resolve();
+      return;
+    }
+    const joining = new WarmJoin();
+    this.#joining = joining;
+    this.warmJoined = warmIndexed.then(
+      () => {
+        // One synchronous step: nothing can look the tier up between the deletes and the join.
+        joining.applyTo(warm);
+        this.#warm = warm;
+        this.#joining = undefined;
+      },
+      () => {
+        this.#joining = undefined;
+      },
+    );
+  }
+
+  get warm(): CacheStore | undefined {
+    return this.#warm;
+  }
 
   /**
    * Registers an observer of the hot tier and tells it of every entry already held; returns the
@@ -90,6 +128,7 @@ export class TieredCache {
 
   /** Removes every variant of `key` from both tiers; returns how many entries went. */
   delete(key: string, variantKey?: string): number {
+    this.#joining?.invalidate(key);
     return this.#deleteHot(key, variantKey) + (this.warm?.delete(key, variantKey) ?? 0);
   }
 
@@ -98,6 +137,7 @@ export class TieredCache {
    * variant held by both tiers counts once).
    */
   deleteVariants(key: string): number {
+    this.#joining?.invalidate(key);
     const hotVariants = this.hot.peek(key);
     this.#deleteHot(key, undefined);
     if (!this.warm) return hotVariants.length;
@@ -113,6 +153,7 @@ export class TieredCache {
    * rewritten (its write queue is full) is deleted, so a restart never brings back the unchanged entry.
    */
   rewriteVariants(key: string, change: (entry: CacheEntry) => CacheEntry | undefined): number {
+    this.#joining?.invalidate(key);
     const changed = new Set<string>();
     for (const entry of this.hot.peek(key)) {
       const replacement = change(entry);
@@ -128,6 +169,23 @@ export class TieredCache {
       }
     }
     return changed.size;
+  }
+
+  /**
+   * Removes the variants of `key` whose fetch began at or before `atMs`, from both tiers; returns how
+   * many distinct variants went.
+   */
+  deleteFetchedBy(key: string, atMs: number): number {
+    this.#joining?.invalidate(key, atMs);
+    const deleted = new Set<string>();
+    for (const entry of this.hot.peek(key)) {
+      if (entry.requestTimeMs > atMs) continue;
+      if (this.#deleteHot(key, entry.variantKey) + (this.warm?.delete(key, entry.variantKey) ?? 0) > 0) deleted.add(entry.variantKey);
+    }
+    for (const entry of this.warm?.peek(key) ?? []) {
+      if (entry.requestTimeMs <= atMs && (this.warm?.delete(key, entry.variantKey) ?? 0) > 0) deleted.add(entry.variantKey);
+    }
+    return deleted.size;
   }
 
   #deleteHot(key: string, variantKey: string | undefined): number {

@@ -139,6 +139,9 @@ class Engine implements InvalidationEngine {
   readonly #counts: Record<InvalidationType, number> = { purge: 0, purge_batch: 0, ban: 0, refresh: 0 };
 
   #state: 'new' | 'running' | 'stopped' = 'new';
+  /** Resolved by stop(): what waits for the warm tier to join gives up then. */
+  #onStop: () => void = () => undefined;
+  readonly #stopping = new Promise<void>((resolve) => (this.#onStop = resolve));
   #journal: InvalidationJournal | undefined;
   #unobserve: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -190,6 +193,7 @@ class Engine implements InvalidationEngine {
   async stop(): Promise<void> {
     if (this.#state !== 'running') return;
     this.#state = 'stopped';
+    this.#onStop();
     clearInterval(this.#timer);
     await this.#lurker.stop();
     await this.#pruning?.catch(() => undefined);
@@ -370,21 +374,9 @@ class Engine implements InvalidationEngine {
   #purgeKey(key: string, atMs: number): number {
     this.#sequence.keyInvalidated(key);
     if (!this.#purges.hides(key, atMs)) this.#purges.record(key, atMs);
-    const count = atMs >= this.#now() ? this.#cache.deleteVariants(key) : this.#deleteFetchedBy(key, atMs);
+    const count = atMs >= this.#now() ? this.#cache.deleteVariants(key) : this.#cache.deleteFetchedBy(key, atMs);
     this.#expirePurgeRecords(this.#now());
     return count;
-  }
-
-  /** Deletes the variants of `key` whose fetch began at or before `atMs`; returns how many distinct variants went. */
-  #deleteFetchedBy(key: string, atMs: number): number {
-    const deleted = new Set<string>();
-    for (const entry of this.#cache.hot.peek(key)) {
-      if (entry.requestTimeMs <= atMs && this.#cache.delete(key, entry.variantKey) > 0) deleted.add(entry.variantKey);
-    }
-    for (const entry of this.#cache.warm?.peek(key) ?? []) {
-      if (entry.requestTimeMs <= atMs && (this.#cache.warm?.delete(key, entry.variantKey) ?? 0) > 0) deleted.add(entry.variantKey);
-    }
-    return deleted.size;
   }
 
   /**
@@ -394,11 +386,15 @@ class Engine implements InvalidationEngine {
   #expirePurgeRecords(nowMs: number): { records: number; entriesDeleted: number } {
     const expired = this.#purges.takeExpired(nowMs - this.#purgeWindowMs, this.#maxPurgeRecords);
     let entriesDeleted = 0;
-    for (const { key, atMs } of expired) entriesDeleted += this.#deleteFetchedBy(key, atMs);
+    for (const { key, atMs } of expired) entriesDeleted += this.#cache.deleteFetchedBy(key, atMs);
     return { records: expired.length, entriesDeleted };
   }
 
   async #prune(): Promise<PruneReport> {
+    // A ban is dropped only after the sweep has walked every stored entry: a warm tier still being
+    // indexed would hide from it what the ban still hides. Stopping does not wait for the index.
+    await Promise.race([this.#cache.warmJoined, this.#stopping]);
+    if (this.#state !== 'running') return { bansPruned: 0, purgeRecordsPruned: 0, entriesDeleted: 0 };
     const nowMs = this.#now();
     const purges = this.#expirePurgeRecords(nowMs);
     const expired = this.#bans.createdThrough(nowMs - this.#banRetentionMs);

@@ -1,6 +1,7 @@
 // One svc node: its startup sequence, the parts it is made of, and its way out (drain, stop).
 // The admin listener comes up first so that probes see the startup phases; the data plane opens
-// last, once the warm tier is indexed, so the first request it takes can already hit the disk tier.
+// last. The warm tier's index is rebuilt meanwhile and after: the tier joins the cache when it is
+// complete, and readiness does not wait for it (docs/storage.md "Startup").
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +15,7 @@ import type { Logger } from '../observe/logger.js';
 import { createHotStore } from '../store/hot-store.js';
 import type { WarmStore } from '../store/warm/warm-store.js';
 import { discardedSchemaMessage } from '../store/warm/schema.js';
+import { StoreError } from '../store/errors.js';
 import { TieredCache } from '../cache/tiered-cache.js';
 import type { CacheEntry } from '../cache/entry.js';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
@@ -176,7 +178,6 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   const readiness = new Readiness(metrics, now);
   const inFlight = new InFlightRequests();
   readiness.expect('data_listener_bound', 'the data-plane listener is not open yet');
-  if (config.warm) readiness.expect('warm_store_indexed', 'the warm tier is being indexed');
 
   const adminToken = resolveAdminToken(env, config.admin.token);
   if (adminToken.source === 'generated' && !isWorker) {
@@ -241,21 +242,33 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   if (config.warm) {
     const warmConfig = config.warm;
     warm = await readiness.phase('log_replay', () => openLockedWarmStore(warmConfig, now, teardown, config.cluster?.mode));
-    const report = warm.openReport;
-    if (report.discardedSchema) {
-      logger.warn({ discarded: report.discardedSchema }, discardedSchemaMessage(warmConfig.path, report.discardedSchema));
-    }
-    if (report.discardedMode) {
-      logger.warn({ was: report.discardedMode, now: config.cluster?.mode }, 'warm tier was filled under another cluster mode: wiped (spec §1.4)');
-    }
-    logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
-    readiness.set('warm_store_indexed', true, `${report.entryCount} entries indexed`);
+    const opened = warm;
+    // Advisory: the node serves (from the hot tier and the origin) while the index is rebuilt.
+    readiness.set('warm_store_indexed', false, `indexing ${opened.recordsAtOpen} records`, false);
+    opened.indexed.then(
+      () => {
+        const report = opened.openReport;
+        if (report.discardedSchema) {
+          logger.warn({ discarded: report.discardedSchema }, discardedSchemaMessage(warmConfig.path, report.discardedSchema));
+        }
+        if (report.discardedMode) {
+          logger.warn({ was: report.discardedMode, now: config.cluster?.mode }, 'warm tier was filled under another cluster mode: wiped (spec §1.4)');
+        }
+        logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
+        readiness.set('warm_store_indexed', true, `${report.entryCount} entries indexed`, false);
+      },
+      (error: unknown) => {
+        if (error instanceof StoreError && error.code === 'closed') return;
+        logger.error({ err: error }, 'the warm tier could not be indexed: the node serves without it');
+        readiness.set('warm_store_indexed', false, `indexing failed: ${(error as Error).message}`, false);
+      },
+    );
   }
   // Evictions from the hot tier are demoted to the warm one (when the write-through copy is missing).
   // A worker holds its share of the hot tier: the node's memory bound stays hot_max_bytes.
   const hotShare = (bytes: number): number => (isWorker ? Math.max(1, Math.floor(bytes / workerCount(config))) : bytes);
   const hot = createHotStore({ maxBytes: hotShare(config.hot_max_bytes), onEvict: (entry) => cache.demote(entry) });
-  const cache = new TieredCache(hot, warm);
+  const cache = new TieredCache(hot, warm, warm?.indexed);
   metrics.bindStores(hot, warm);
 
   // Bans and purges are kept beside the warm tier they must outlive; without one, nothing survives a
@@ -305,7 +318,8 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
         adminAddress: new URL(adminUrl).host,
         dataPlaneUrl: () => dataUrl,
         freshEntry: (key, requestHeaders): CacheEntry | undefined => cacheFlow.freshEntry(key, requestHeaders),
-        holdsEntries: () => hot.entryCount + (warm?.entryCount ?? 0) > 0,
+        // Records still being indexed are held too: a gap must be distrusted for them.
+        holdsEntries: () => hot.entryCount + (warm === undefined ? 0 : Math.max(warm.entryCount, warm.recordsAtOpen)) > 0,
         stateDir: config.warm ? join(config.warm.path, 'invalidation') : undefined,
         now,
       })

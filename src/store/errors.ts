@@ -3,7 +3,8 @@
 
 export type StoreErrorCode =
   | 'invalid_option' // a store option is out of range: a programmer or configuration error
-  | 'open_failed'; // the warm store's directory could not be opened as an lmdb environment
+  | 'open_failed' // the warm store's directory could not be opened as an lmdb environment
+  | 'closed'; // the warm store was closed before its index was rebuilt
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';

@@ -12,7 +12,7 @@ import { StoreError } from '../../src/store/errors.js';
 import { recordId, WARM_SCHEMA_VERSION } from '../../src/store/warm/record-codec.js';
 import { discardedSchemaMessage, SCHEMA_VERSION_KEY } from '../../src/store/warm/schema.js';
 import { openWarmTables } from '../../src/store/warm/tables.js';
-import { LOAD_CHUNK_RECORDS, openWarmStore, type WarmStore, type WarmStoreOptions } from '../../src/store/warm/warm-store.js';
+import { beginWarmStore, LOAD_CHUNK_RECORDS, openWarmStore, type WarmStore, type WarmStoreOptions } from '../../src/store/warm/warm-store.js';
 import { cacheStoreConformance } from './conformance.js';
 import { assertSameEntry, BODY_DIGEST_HEADER, bodyDigest, makeEntry } from './entry-fixture.js';
 
@@ -79,6 +79,34 @@ describe('warm store', () => {
       // Reading the index and adding it to the recency list each give a turn per chunk.
       assert.ok(turns >= (2 * entries) / LOAD_CHUNK_RECORDS, `${turns} turns during the open of ${entries} entries`);
       await store.close();
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+
+  test('begun, a store is open before its index is rebuilt: it counts the records on disk, and indexed says when all are', async () => {
+    const path = await tempDir();
+    try {
+      const entries = 4 * LOAD_CHUNK_RECORDS;
+      const options = { path, maxBytes: 64 * 1024 * 1024, writeQueueLength: entries };
+      const filling = await open(path, options);
+      for (let i = 0; i < entries; i++) filling.put(makeEntry({ key: `https://example.com/${i}`, body: Buffer.from('x') }));
+      await filling.close();
+      const store = await beginWarmStore(options);
+      assert.equal(store.recordsAtOpen, entries);
+      assert.equal(store.entryCount, 0, 'the index is not rebuilt yet');
+      await store.indexed;
+      assert.equal(store.entryCount, entries);
+      assert.equal(store.openReport.entryCount, entries);
+      await store.close();
+
+      // Closed while indexing: the rebuild stops at its next turn, and close waits for it.
+      const closing = await beginWarmStore(options);
+      await closing.close();
+      await assert.rejects(closing.indexed, (error: unknown) => error instanceof StoreError && error.code === 'closed');
+      const again = await open(path, options);
+      assert.equal(again.entryCount, entries, 'an interrupted rebuild changes nothing on disk');
+      await again.close();
     } finally {
       await rm(path, { recursive: true, force: true });
     }

@@ -1,6 +1,8 @@
 // The warm tier: entries on disk in lmdb, surviving restarts and kill -9. The in-memory index (which
-// variants exist, their sizes, last access, fetch times and tags) is rebuilt at open from the small
-// index table, never from bodies, and answers the invalidation sweeps without reading the disk. Reads are synchronous from lmdb's memory map; writes go through a
+// variants exist, their sizes, last access, fetch times and tags) is rebuilt after open from the small
+// index table, never from bodies, and answers the invalidation sweeps without reading the disk. A node
+// opens the store and goes on starting while the index is rebuilt (`indexed`); the cache lets the tier
+// join once it is (src/cache/warm-join.ts). Reads are synchronous from lmdb's memory map; writes go through a
 // bounded queue and reach disk in batched transactions. A record that fails its checksum is deleted
 // and never served.
 
@@ -50,7 +52,7 @@ export interface WarmStoreOptions {
 
 /** What open did, for the caller to log. */
 export interface WarmOpenReport {
-  /** Wall time the open took, index rebuild included. */
+  /** Wall time from the open to the end of the index rebuild. */
   durationMs: number;
   /** Entries indexed and servable after open. */
   entryCount: number;
@@ -74,7 +76,16 @@ export interface WarmStore extends CacheStore {
   readonly readErrors: number;
   /** Write batches lmdb failed. */
   readonly writeErrors: number;
+  /** Complete once `indexed` resolved. */
   readonly openReport: WarmOpenReport;
+  /**
+   * Resolves once the index is rebuilt and the store answers for every record on disk; rejects when
+   * the rebuild failed or the store was closed first. Until then lookups, puts and deletes see only
+   * what is indexed so far: the cache keeps the tier out until then (see warm-join.ts).
+   */
+  readonly indexed: Promise<void>;
+  /** Records on disk when the store was opened, before any was indexed: what the node held when it stopped. */
+  readonly recordsAtOpen: number;
 }
 
 /** Tags of the many entries that have none: one shared array rather than one per slot. */
@@ -128,9 +139,12 @@ class LmdbCacheStore implements WarmStore {
   #writeErrors = 0;
   #closed = false;
   #openReport: WarmOpenReport | undefined;
+  #indexed: Promise<void> = Promise.resolve();
+  readonly recordsAtOpen: number;
 
   constructor(tables: WarmTables, options: WarmStoreOptions) {
     this.#tables = tables;
+    this.recordsAtOpen = (tables.index.getStats() as { entryCount: number }).entryCount;
     this.#maxBytes = options.maxBytes;
     this.#writeQueueLength = options.writeQueueLength;
     this.#now = options.now ?? Date.now;
@@ -170,6 +184,17 @@ class LmdbCacheStore implements WarmStore {
     return this.#writeErrors;
   }
 
+  get indexed(): Promise<void> {
+    return this.#indexed;
+  }
+
+  /** Starts the index rebuild in the background; called once, right after construction. */
+  beginIndexing(startedMs: number, discardedSchema: DiscardedSchema | undefined, discardedMode: string | undefined): void {
+    this.#indexed = this.#load(startedMs, discardedSchema, discardedMode);
+    // Seen by whoever awaits `indexed`; an unobserved failure must not end the process.
+    this.#indexed.catch(() => undefined);
+  }
+
   get openReport(): WarmOpenReport {
     return this.#openReport ?? { durationMs: 0, entryCount: 0, discardedSchema: undefined };
   }
@@ -178,12 +203,15 @@ class LmdbCacheStore implements WarmStore {
    * Rebuilds the recency index from the index table: the startup "log replay" phase. Bodies are not
    * read; a record's checksum is checked when it is first read.
    */
-  async load(startedMs: number, discardedSchema: DiscardedSchema | undefined, discardedMode?: string): Promise<void> {
+  async #load(startedMs: number, discardedSchema: DiscardedSchema | undefined, discardedMode: string | undefined): Promise<void> {
     const found: WarmSlot[] = [];
     const corrupt: Buffer[] = [];
     let read = 0;
     for (const { key: id, value } of this.#tables.index.getRange()) {
-      if (++read % LOAD_CHUNK_RECORDS === 0) await yieldToEventLoop();
+      if (++read % LOAD_CHUNK_RECORDS === 0) {
+        await yieldToEventLoop();
+        this.#assertOpen();
+      }
       try {
         const record = decodeIndexRecord(value);
         const { key, variantKey, sizeBytes, lastAccessMs, requestTimeMs, tags } = record;
@@ -204,8 +232,12 @@ class LmdbCacheStore implements WarmStore {
     }
     // Least recently used first, so the most recently used ends at the head of the list.
     const ordered = await oldestFirst(found);
+    this.#assertOpen();
     for (const [i, slot] of ordered.entries()) {
-      if (i % LOAD_CHUNK_RECORDS === LOAD_CHUNK_RECORDS - 1) await yieldToEventLoop();
+      if (i % LOAD_CHUNK_RECORDS === LOAD_CHUNK_RECORDS - 1) {
+        await yieldToEventLoop();
+        this.#assertOpen();
+      }
       // More variants than MAX_VARIANTS can only come from a lowered cap; the oldest are kept.
       if (this.#index.admission(slot.key, slot.variantKey) === 'vary_cap') this.#remove(slot);
       else this.#index.add(slot);
@@ -213,6 +245,11 @@ class LmdbCacheStore implements WarmStore {
     // A lowered maxBytes takes effect at once.
     this.#evictToFit(undefined);
     this.#openReport = { durationMs: performance.now() - startedMs, entryCount: this.entryCount, discardedSchema, discardedMode };
+  }
+
+  /** Ends a rebuild the store was closed under: its reads would reach a closed environment. */
+  #assertOpen(): void {
+    if (this.#closed) throw new StoreError('closed', 'the warm store was closed while its index was rebuilt');
   }
 
   variants(key: string): CacheEntry[] {
@@ -297,6 +334,8 @@ class LmdbCacheStore implements WarmStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // A rebuild under way stops at its next turn, before the environment closes under it.
+    await this.indexed.catch(() => undefined);
     await this.#queue.settled();
     await this.#tables.env.close();
   }
@@ -430,10 +469,11 @@ async function oldestFirst(slots: WarmSlot[]): Promise<WarmSlot[]> {
 }
 
 /**
- * Opens the warm tier at `options.path`, rebuilding its recency index from disk (the startup
- * `log_replay` phase). Rejects with StoreError `open_failed` when the directory cannot be used.
+ * Opens the warm tier at `options.path` and starts rebuilding its recency index from disk (the
+ * startup `log_replay` work), without waiting for it: the store's `indexed` says when it is done.
+ * Rejects with StoreError `open_failed` when the directory cannot be used.
  */
-export async function openWarmStore(options: WarmStoreOptions): Promise<WarmStore> {
+export async function beginWarmStore(options: WarmStoreOptions): Promise<WarmStore> {
   if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0) {
     throw new StoreError('invalid_option', `warm store maxBytes must be a positive integer, got ${options.maxBytes}`);
   }
@@ -449,7 +489,7 @@ export async function openWarmStore(options: WarmStoreOptions): Promise<WarmStor
     const discardedSchema = await reconcileSchema(tables);
     const discardedMode = await reconcileCacheMode(tables, options.cacheMode);
     const store = new LmdbCacheStore(tables, options);
-    await store.load(startedMs, discardedSchema, discardedMode);
+    store.beginIndexing(startedMs, discardedSchema, discardedMode);
     return store;
   } catch (error) {
     await tables.env.close();
@@ -457,4 +497,18 @@ export async function openWarmStore(options: WarmStoreOptions): Promise<WarmStor
       cause: error,
     });
   }
+}
+
+/** Opens the warm tier and waits for its index: a store that answers for every record on disk. */
+export async function openWarmStore(options: WarmStoreOptions): Promise<WarmStore> {
+  const store = await beginWarmStore(options);
+  try {
+    await store.indexed;
+  } catch (error) {
+    await store.close();
+    throw new StoreError('open_failed', `cannot index the warm store at ${options.path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  return store;
 }
