@@ -17,7 +17,7 @@ test('without an endpoint no OpenTelemetry SDK is loaded, no trace context is ma
     await fetchRaw(`${svc.dataUrl}/client-traced`, { headers: { traceparent: clientContext } });
 
     const loaded = Object.keys(createRequire(import.meta.url).cache).filter((path) =>
-      /@opentelemetry[\\/](sdk-trace|exporter-trace-otlp-http|resources|core)[\\/]/.test(path),
+      /@opentelemetry[\\/](sdk-trace|otlp-transformer|resources|core)[\\/]/.test(path),
     );
     assert.deepEqual(loaded, []);
     assert.equal(origin.requests[0]!.headers.traceparent, undefined, 'svc adds no trace context of its own');

@@ -61,6 +61,17 @@ function metricValue(text: string, name: string, labels: string): number {
   return line === undefined ? Number.NaN : Number(line.split(' ')[1]);
 }
 
+/** Spans counted dropped for `reason`, once there are some (or 0 after 10 s). */
+async function droppedSpans(svc: SvcUnderTest, reason: 'queue_full' | 'export_failed'): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  let dropped = 0;
+  while (!(dropped > 0) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    dropped = metricValue((await fetchRaw(`${svc.adminUrl}/metrics`)).body, 'svc_tracing_spans_dropped_total', `reason="${reason}"`);
+  }
+  return dropped;
+}
+
 describe('tracing to an OTLP/HTTP collector', () => {
   let origin: TestOrigin;
   let receiver: OtlpReceiver;
@@ -331,16 +342,93 @@ describe('a collector that is down or slow', () => {
     const svc = await startSvc([origin.url], { config: tracingConfig(receiver.endpoint), tracingBatch: batch });
     try {
       assert.equal((await fetchRaw(`${svc.dataUrl}/refused-export`)).status, 200);
-      const deadline = Date.now() + 10_000;
-      let failed = 0;
-      while (failed === 0 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        failed = metricValue((await fetchRaw(`${svc.adminUrl}/metrics`)).body, 'svc_tracing_spans_dropped_total', 'reason="export_failed"');
-      }
-      assert.ok(failed >= 1, 'the failed batch is counted');
+      assert.ok((await droppedSpans(svc, 'export_failed')) >= 1, 'the failed batch is counted');
       assert.equal(receiver.exports[0]?.path, '/v1/traces');
     } finally {
       await svc.stop();
+      await receiver.close();
+      await origin.close();
+    }
+  });
+
+  /** Three requests, all served whatever the collector does; the spans of the first are exported. */
+  async function serveThrough(svc: SvcUnderTest, path: string): Promise<void> {
+    for (let i = 0; i < 3; i++) {
+      const answer = await fetchRaw(`${svc.dataUrl}${path}`);
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body, 'served');
+    }
+  }
+
+  test('a collector that answers 500: the batch is counted export_failed, requests are served', async () => {
+    const origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=60' }, body: 'served' }));
+    const receiver = await startOtlpReceiver();
+    receiver.answer({ status: 500 });
+    const svc = await startSvc([origin.url], { config: tracingConfig(receiver.endpoint), tracingBatch: batch });
+    try {
+      await serveThrough(svc, '/collector-500');
+      assert.ok((await droppedSpans(svc, 'export_failed')) >= 1, 'the failed batch is counted');
+      assert.ok(receiver.exports.length >= 1, 'svc did try to export');
+      assert.equal(receiver.spans.length, 0);
+    } finally {
+      await svc.stop();
+      await receiver.close();
+      await origin.close();
+    }
+  });
+
+  test('a collector that is down: the batch is counted export_failed, requests are served', async () => {
+    const origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=60' }, body: 'served' }));
+    const receiver = await startOtlpReceiver();
+    await receiver.close(); // nothing listens on its port any more
+    const svc = await startSvc([origin.url], { config: tracingConfig(receiver.endpoint), tracingBatch: batch });
+    try {
+      await serveThrough(svc, '/collector-down');
+      assert.ok((await droppedSpans(svc, 'export_failed')) >= 1, 'the failed batch is counted');
+      await serveThrough(svc, '/collector-down');
+    } finally {
+      await svc.stop();
+      await origin.close();
+    }
+  });
+
+  test('a collector that is slow: the export gives up at its timeout (export_failed), requests are served meanwhile', async () => {
+    const origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=60' }, body: 'served' }));
+    const receiver = await startOtlpReceiver();
+    receiver.answer('hang');
+    // A queue with room for everything: what is dropped is the batch that timed out, not overflow.
+    const svc = await startSvc([origin.url], { config: tracingConfig(receiver.endpoint), tracingBatch: { ...batch, maxQueueSize: 2048 } });
+    try {
+      await serveThrough(svc, '/slow-collector');
+      await receiver.waitFor(() => receiver.exports.length >= 1).catch(() => undefined);
+      assert.ok(receiver.exports.length >= 1, 'an export is under way');
+      await serveThrough(svc, '/slow-collector');
+      assert.ok((await droppedSpans(svc, 'export_failed')) >= 1, 'the timed-out batch is counted');
+      const metrics = (await fetchRaw(`${svc.adminUrl}/metrics`)).body;
+      assert.equal(metricValue(metrics, 'svc_tracing_spans_dropped_total', 'reason="queue_full"'), 0);
+    } finally {
+      await svc.stop();
+      await receiver.close();
+      await origin.close();
+    }
+  });
+
+  test('on stop, the spans still queued are exported', async () => {
+    const origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=60' }, body: 'served' }));
+    const receiver = await startOtlpReceiver();
+    // No export is due before stop: only the shutdown flush can send these spans.
+    const svc = await startSvc([origin.url], { config: tracingConfig(receiver.endpoint), tracingBatch: { ...batch, maxQueueSize: 2048, maxExportBatchSize: 512, scheduledDelayMs: 600_000 } });
+    try {
+      await serveThrough(svc, '/flushed-on-stop');
+      assert.equal(receiver.exports.length, 0);
+    } finally {
+      await svc.stop();
+    }
+    try {
+      const listeners = receiver.spans.filter((s) => s.name === 'svc.listener.http' && s.attributes['url.path'] === '/flushed-on-stop');
+      assert.equal(listeners.length, 3, 'every request\'s spans reached the collector');
+      assert.equal(receiver.spans.length, 3 * 3 + 1, 'three hits and one miss (with its origin span)');
+    } finally {
       await receiver.close();
       await origin.close();
     }

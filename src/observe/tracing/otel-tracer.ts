@@ -1,9 +1,8 @@
 // The OpenTelemetry SDK behind a node's RequestTracer, built from its `tracing` block: a tracer
-// provider with svc's sampler, a bounded batch processor and the OTLP/HTTP (JSON) exporter. Nothing
+// provider with svc's sampler, a bounded batch processor and svc's OTLP/HTTP (JSON) exporter. Nothing
 // is registered globally (no global provider, propagator or context manager), so several nodes in
 // one process each have their own, and a reload can build a new one and shut the old one down.
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
@@ -11,6 +10,7 @@ import type { Registry } from 'prom-client';
 import { buildInfo } from '../../version/build-info.js';
 import { droppedSpansMeterProvider, spansDroppedCounter } from './dropped-spans.js';
 import { beginRequestTrace, type TraceTools } from './otel-request-trace.js';
+import { OtlpHttpSpanExporter } from './otlp-http-exporter.js';
 import { RequestSampler } from './request-sampler.js';
 import { RequestTraceIds } from './trace-ids.js';
 import type { RequestTracer } from './request-trace.js';
@@ -45,7 +45,7 @@ const SHUTDOWN_WAIT_MS = 2_000;
 
 export function createOtelTracer(options: OtelTracerOptions): RequestTracer {
   const batch = { ...DEFAULT_BATCH, ...options.batch };
-  const exporter = new OTLPTraceExporter({ url: options.url, timeoutMillis: batch.exportTimeoutMs });
+  const exporter = new OtlpHttpSpanExporter({ url: options.url, timeoutMs: batch.exportTimeoutMs, userAgent: `svc/${buildInfo().version}` });
   const processor = new BatchSpanProcessor({
     exporter,
     maxQueueSize: batch.maxQueueSize,
@@ -75,6 +75,8 @@ export function createOtelTracer(options: OtelTracerOptions): RequestTracer {
       const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_WAIT_MS).unref()));
       await Promise.race([provider.shutdown().catch(() => undefined), waited]);
       clearTimeout(timer);
+      // Whatever is still under way (a collector that does not answer) is abandoned, counted dropped.
+      await exporter.destroy();
     },
   };
 }
