@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkAdminAnswers, conformanceProblem } from '../support/openapi-conformance.js';
+import { checkAdminAnswers, conformanceProblem, stopCheckingAdminAnswers } from '../support/openapi-conformance.js';
 import { fetchRaw } from '../support/http.js';
 
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
@@ -30,6 +30,7 @@ test('a registered admin address that answers off the document fails the call th
     checkAdminAnswers(url);
     await assert.rejects(fetchRaw(`${url}/v1/purge/batch`, { method: 'POST' }), /the admin answer differs from docs\/openapi\.yaml: POST \/v1\/purge\/batch → 200: .*count must be integer/);
   } finally {
+    stopCheckingAdminAnswers(url);
     server.close();
   }
 });

@@ -108,7 +108,10 @@ class ConformanceHandler extends ForwardingHandler {
   }
 }
 
-/** Checks every later answer from this admin address against docs/openapi.yaml. */
+/**
+ * Checks every later answer from this admin address against docs/openapi.yaml, until
+ * stopCheckingAdminAnswers: the port may be handed to a data-plane listener once the node stops.
+ */
 export function checkAdminAnswers(adminUrl: string): void {
   adminOrigins.add(new URL(adminUrl).origin);
   if (installed) return;
@@ -120,4 +123,9 @@ export function checkAdminAnswers(adminUrl: string): void {
       return dispatch(options, new ConformanceHandler(handler, options.method, options.path));
     }),
   );
+}
+
+/** The admin listener at this address is closed: its port may serve anything next. */
+export function stopCheckingAdminAnswers(adminUrl: string): void {
+  adminOrigins.delete(new URL(adminUrl).origin);
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port.js';
 import { fetchRaw } from './http.js';
-import { checkAdminAnswers } from './openapi-conformance.js';
+import { checkAdminAnswers, stopCheckingAdminAnswers } from './openapi-conformance.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 export const CLUSTER_TOKEN = 'cluster-test-token-0123456789';
@@ -154,6 +154,7 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
   };
   const close = async (): Promise<void> => {
     await Promise.all(nodes.map((node) => stopChild(node, 'SIGTERM')));
+    for (const node of nodes) stopCheckingAdminAnswers(node.adminUrl);
     await rm(dir, { recursive: true, force: true });
   };
   try {
@@ -163,6 +164,7 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
     // process (and CI) waiting forever. What each node said and reported is kept in the error.
     const report = await Promise.all(nodes.map(describeState));
     await Promise.all(nodes.map((node) => stopChild(node, 'SIGKILL')));
+    for (const node of nodes) stopCheckingAdminAnswers(node.adminUrl);
     await rm(dir, { recursive: true, force: true });
     throw new Error(`${(error as Error).message}\n${report.join('\n')}`, { cause: error });
   }

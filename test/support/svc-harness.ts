@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { startNode, type StartNodeOptions, type SvcNode } from '../../src/node/svc-node.js';
-import { checkAdminAnswers } from './openapi-conformance.js';
+import { checkAdminAnswers, stopCheckingAdminAnswers } from './openapi-conformance.js';
 
 export class LogCapture extends Writable {
   readonly lines: Record<string, unknown>[] = [];
@@ -113,6 +113,7 @@ export async function startSvc(originUrls: string[], options: SvcOptions = {}): 
     configFile,
     async stop() {
       await node.stop();
+      stopCheckingAdminAnswers(node.adminUrl);
       if (!options.dir) await rm(dir, { recursive: true, force: true });
     },
   };
