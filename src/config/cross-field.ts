@@ -75,17 +75,16 @@ function checkLibp2p(input: unknown, issues: ConfigIssue[]): void {
 }
 
 /**
- * Several data-plane workers do not share a warm tier (its recency index lives in one process) nor
- * the ring peer fetch needs (strong mode) yet: such a configuration is refused rather than half served.
+ * Several data-plane workers do not share the ring peer fetch needs (strong mode) yet: such a
+ * configuration is refused rather than half served.
  */
 function checkWorkers(input: unknown, issues: ConfigIssue[]): void {
   const workers = field(input, 'workers');
   if (typeof workers !== 'number' || workers <= 1) return;
   const cluster = field(input, 'cluster');
   const strong = typeof cluster === 'object' && cluster !== null && (field(cluster, 'mode') ?? 'strong') === 'strong';
-  const missing = field(input, 'warm') !== undefined ? 'a warm tier' : strong ? 'a strong-mode cluster' : undefined;
-  if (missing === undefined) return;
-  issues.push({ path: 'workers', message: `expected 1 with ${missing} (several workers do not share it yet), got ${workers}` });
+  if (!strong) return;
+  issues.push({ path: 'workers', message: `expected 1 with a strong-mode cluster (several workers do not share its ring yet), got ${workers}` });
 }
 
 /**

@@ -61,6 +61,12 @@ export interface InvalidatorOptions {
   logger: Logger;
   /** Directory of the invalidation journal; undefined keeps bans in memory only (lost at restart). */
   dataDir?: string | undefined;
+  /**
+   * Directory of a journal another process keeps (a data-plane worker's primary): its bans and purge
+   * records are read at start, so that what it hides in the warm tier they share is hidden here too.
+   * Never written; in place of dataDir.
+   */
+  replayFrom?: string | undefined;
   /** ms since the epoch; the clock entries' requestTimeMs come from. Date.now unless a test sets it. */
   now?: () => number;
   recentLimit?: number;
@@ -100,6 +106,13 @@ export interface InvalidationEngine extends Invalidator, StoreGate {
    * bound: dropping one would serve again what it hides. New bans are refused until enough expire.
    */
   setMaxActiveBans(limit: number): void;
+  /**
+   * What the warm tier may keep of an entry stored elsewhere and written back to it (a data-plane
+   * worker's, into the warm tier its primary owns): undefined when a purge or ban made at or after
+   * the entry's fetch began hides it, a stale copy when such a refresh covers it. The write may have
+   * crossed the invalidation on its way, after the tier was swept for it.
+   */
+  admissible(entry: CacheEntry): CacheEntry | undefined;
   /** Bans in force (svc_bans_active). */
   readonly activeBanCount: number;
   /** New bans refused because `maxActiveBans` were in force (svc_bans_rejected_total). */
@@ -119,6 +132,7 @@ class Engine implements InvalidationEngine {
   readonly #cache: TieredCache;
   readonly #logger: Logger;
   readonly #dataDir: string | undefined;
+  readonly #replayFrom: string | undefined;
   readonly #now: () => number;
   readonly #banRetentionMs: number;
   readonly #purgeWindowMs: number;
@@ -131,6 +145,8 @@ class Engine implements InvalidationEngine {
   /** Ids of the bans in #bans: a ban made elsewhere and delivered twice is kept once. */
   readonly #banIds = new Set<string>();
   readonly #purges = new PurgeRecords();
+  /** When each recently refreshed key was refreshed, kept as purge records are: what admissible() reads. */
+  readonly #refreshes = new PurgeRecords();
   readonly #tagIndex = new HotTagIndex();
   readonly #lurker: BanLurker;
   #bansRefused = 0;
@@ -154,6 +170,7 @@ class Engine implements InvalidationEngine {
     this.#cache = options.cache;
     this.#logger = options.logger;
     this.#dataDir = options.dataDir;
+    this.#replayFrom = options.replayFrom;
     this.#now = options.now ?? Date.now;
     this.#banRetentionMs = positiveInteger('banRetentionMs', options.banRetentionMs ?? BAN_RETENTION_MS);
     this.#purgeWindowMs = positiveInteger('purgeWindowMs', options.purgeWindowMs ?? PURGE_WINDOW_MS);
@@ -181,6 +198,8 @@ class Engine implements InvalidationEngine {
         throw error;
       }
       this.#journal = journal;
+    } else if (this.#replayFrom !== undefined) {
+      this.#replay(await InvalidationJournal.read(this.#replayFrom), this.#replayFrom);
     }
     this.#unobserve = this.#cache.observeHot(this.#tagIndex);
     this.#timer = setInterval(() => this.#pruneInBackground(), this.#pruneIntervalMs);
@@ -285,11 +304,21 @@ class Engine implements InvalidationEngine {
     let count = 0;
     for (const key of keys) {
       this.#sequence.keyInvalidated(key);
-      count += this.#cache.rewriteVariants(key, (entry) => (entry.requestTimeMs <= atMs ? { ...entry, forcedStale: true } : undefined));
+      if (!this.#refreshes.hides(key, atMs)) this.#refreshes.record(key, atMs);
+      this.#refreshes.takeExpired(this.#now() - this.#purgeWindowMs, this.#maxPurgeRecords);
+      // An entry a refresh already made stale is left as it is (a worker reading the shared warm
+      // tier after its primary rewrote it must not write it back again).
+      count += this.#cache.rewriteVariants(key, (entry) => (entry.requestTimeMs <= atMs && !entry.forcedStale ? { ...entry, forcedStale: true } : undefined));
     }
     await this.#cache.warm?.flush();
     count += await this.#replicated({ type: 'refresh', url, origin });
     return { ...this.#done('refresh', url, atMs, count), keys };
+  }
+
+  admissible(entry: CacheEntry): CacheEntry | undefined {
+    if (this.#purges.hides(entry.key, entry.requestTimeMs) || this.#bans.hides(entry) !== undefined) return undefined;
+    if (!entry.forcedStale && this.#refreshes.hides(entry.key, entry.requestTimeMs)) return { ...entry, forcedStale: true };
+    return entry;
   }
 
   isInvalidated(entry: CacheEntry): boolean {

@@ -2,7 +2,8 @@
 // (src/store/json-lines-journal.ts), appended and fsync'd before an operation answers and rewritten
 // whole when it is opened and after each prune. A damaged line before the last one stops the node
 // from starting rather than silently forgetting a ban.
-import { jsonOfLine, JsonLinesJournal } from '../store/json-lines-journal.js';
+import { join } from 'node:path';
+import { jsonOfLine, JsonLinesJournal, readRecords, type JsonLinesJournalOptions } from '../store/json-lines-journal.js';
 import type { BanSpec } from './invalidator.js';
 import { CorruptJournalError, InvalidatorStateError } from './errors.js';
 
@@ -45,16 +46,23 @@ function parseRecord(line: string): JournalRecord | undefined {
 
 export type InvalidationJournal = JsonLinesJournal<JournalRecord>;
 
+const journalOptions = (dir: string): JsonLinesJournalOptions<JournalRecord> => ({
+  dir,
+  fileName: JOURNAL_FILE_NAME,
+  parse: parseRecord,
+  recordName: 'an invalidation record',
+  corrupt: (message) => new CorruptJournalError(message),
+  closed: (message) => new InvalidatorStateError(message),
+});
+
 export const InvalidationJournal = {
   /** Opens the journal in `dir` (created if missing) and returns it with the records it held. */
   open(dir: string): Promise<{ journal: InvalidationJournal; records: JournalRecord[] }> {
-    return JsonLinesJournal.open({
-      dir,
-      fileName: JOURNAL_FILE_NAME,
-      parse: parseRecord,
-      recordName: 'an invalidation record',
-      corrupt: (message) => new CorruptJournalError(message),
-      closed: (message) => new InvalidatorStateError(message),
-    });
+    return JsonLinesJournal.open(journalOptions(dir));
+  },
+
+  /** The records of the journal another process keeps in `dir`, read without opening it for writing. */
+  read(dir: string): Promise<JournalRecord[]> {
+    return readRecords(join(dir, JOURNAL_FILE_NAME), journalOptions(dir));
   },
 };

@@ -57,6 +57,8 @@ import { registerNodeReloadSteps } from './reload/node-reload-steps.js';
 import { createFileReload } from './reload/reload-from-file.js';
 import { DataPlaneWorkers, type DataPlaneWorkersOptions } from './workers/data-plane-workers.js';
 import { workerCount } from './workers/worker-count.js';
+import { SharedWarmWrites } from './workers/shared-warm-writes.js';
+import type { CacheStore } from '../store/cache-store.js';
 
 export interface StartNodeOptions {
   config: Config;
@@ -79,6 +81,11 @@ export interface StartNodeOptions {
   workers?: DataPlaneWorkersOptions;
   /** `worker`: one of those workers: no admin listener, cluster member or CDN, its share of the hot tier. */
   role?: 'worker';
+  /**
+   * A worker's view of the warm tier its primary owns (worker-warm-tier.ts), in place of opening
+   * `warm.path` itself; it joins the cache when `joined` resolves (the primary's tier is indexed).
+   */
+  sharedWarm?: { tier: CacheStore; joined: Promise<void> };
 }
 
 export interface SvcNode {
@@ -239,7 +246,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   }
 
   let warm: WarmStore | undefined;
-  if (config.warm) {
+  if (config.warm && !isWorker) {
     const warmConfig = config.warm;
     warm = await readiness.phase('log_replay', () => openLockedWarmStore(warmConfig, now, teardown, config.cluster?.mode));
     const opened = warm;
@@ -268,14 +275,39 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   // A worker holds its share of the hot tier: the node's memory bound stays hot_max_bytes.
   const hotShare = (bytes: number): number => (isWorker ? Math.max(1, Math.floor(bytes / workerCount(config))) : bytes);
   const hot = createHotStore({ maxBytes: hotShare(config.hot_max_bytes), onEvict: (entry) => cache.demote(entry) });
-  const cache = new TieredCache(hot, warm, warm?.indexed);
+  // A worker reads the tier its primary owns, which reports its figures.
+  const sharedWarm = isWorker ? options.sharedWarm : undefined;
+  const cache = sharedWarm ? new TieredCache(hot, sharedWarm.tier, sharedWarm.joined) : new TieredCache(hot, warm, warm?.indexed);
   metrics.bindStores(hot, warm);
 
   // Bans and purges are kept beside the warm tier they must outlive; without one, nothing survives a
-  // restart that an invalidation would need to hide.
-  const invalidationDir = config.warm ? join(config.warm.path, 'invalidation') : undefined;
-  const invalidator = createInvalidator({ cache, logger, now, dataDir: invalidationDir, maxActiveBans: config.max_active_bans, replicas: workers?.replicas() });
+  // restart that an invalidation would need to hide. A worker's are its primary's to keep.
+  const invalidationDir = config.warm && !isWorker ? join(config.warm.path, 'invalidation') : undefined;
+  const invalidator = createInvalidator({
+    cache,
+    logger,
+    now,
+    dataDir: invalidationDir,
+    // A worker starts knowing every ban and purge its primary's journal holds: the warm tier they
+    // share may still hold what those hide (bans are swept from it lazily).
+    replayFrom: sharedWarm && config.warm ? join(config.warm.path, 'invalidation') : undefined,
+    maxActiveBans: config.max_active_bans,
+    replicas: workers?.replicas(),
+  });
   metrics.bindBans(invalidator);
+  if (workers && warm) {
+    // The workers read the warm tier from disk and send their changes here, its one writer. They may
+    // read it once it has joined this cache and what joining deleted is on disk.
+    const shared = warm;
+    workers.shareWarm(shared, new SharedWarmWrites({ warm: () => (cache.warm === undefined ? undefined : shared), admissible: (entry) => invalidator.admissible(entry), logger }));
+    cache.warmJoined
+      .then(async () => {
+        if (cache.warm === undefined) return;
+        await shared.flush();
+        workers.warmJoined();
+      })
+      .catch((error: unknown) => logger.error({ err: error }, 'the warm tier joined but could not be flushed: the workers serve without it'));
+  }
   await readiness.phase('log_replay', () => invalidator.start());
   teardown.add(() => invalidator.stop());
   // With workers, an invalidation is applied in every one of them before it is answered.
@@ -391,8 +423,9 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
           now,
           fills,
           isInvalidated: (entry) => invalidator.isInvalidated(entry),
-          // What is popular is kept beside the warm tier, so it survives a restart as the entries do.
-          persistDirectory: config.warm ? join(config.warm.path, 'refresh') : undefined,
+          // What is popular is kept beside the warm tier, so it survives a restart as the entries do
+          // (by the process that owns the directory: a worker's popularity starts afresh).
+          persistDirectory: config.warm && !isWorker ? join(config.warm.path, 'refresh') : undefined,
         });
   await refresher?.start();
   if (refresher) teardown.add(() => refresher.stop());

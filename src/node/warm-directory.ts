@@ -1,4 +1,4 @@
-// The warm directory as the node takes it: locked first (one process per directory), then opened as
+// The warm directory as the node takes it: locked first (one node per directory), then opened as
 // the warm tier. A failure names `warm.path` and its cause, as a configuration problem does.
 import type { Config } from '../config/index.js';
 import { ConfigError } from '../config/index.js';

@@ -32,6 +32,7 @@ export class LogOutput implements DestinationStream {
   readonly #sink = pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES, periodicFlush: FLUSH_EVERY_MS });
   #format: LogFormat = 'json';
   #pretty: ((line: string) => string) | undefined;
+  #abandoned = false;
 
   constructor(format: LogFormat = 'json') {
     this.setFormat(format);
@@ -49,12 +50,23 @@ export class LogOutput implements DestinationStream {
   }
 
   write(line: string): void {
-    this.#sink.write(this.#pretty ? this.#pretty(line) : line);
+    if (!this.#abandoned) this.#sink.write(this.#pretty ? this.#pretty(line) : line);
   }
 
   /** pino's `logger.flush(cb)` calls this. */
   flush(callback?: (error?: Error) => void): void {
-    this.#sink.flush(callback);
+    if (this.#abandoned) callback?.();
+    else this.#sink.flush(callback);
+  }
+
+  /**
+   * Stops writing, for good: what reads standard output is gone (a data-plane worker whose primary
+   * died). Lines are dropped from then on. Without this the exit would hang: its last flush retries a
+   * write that fails every time (sonic-boom retries any error there, a broken pipe included).
+   */
+  abandon(): void {
+    this.#abandoned = true;
+    this.#sink.destroy();
   }
 }
 

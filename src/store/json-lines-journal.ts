@@ -133,8 +133,11 @@ export class JsonLinesJournal<TRecord> {
   }
 }
 
-/** Reads the journal's records in order; a missing file holds none. */
-async function readRecords<TRecord>(path: string, options: JsonLinesJournalOptions<TRecord>): Promise<TRecord[]> {
+/**
+ * Reads the journal's records in order; a missing file holds none. Safe beside the process that
+ * writes it: a rewrite replaces the file whole, and a line still being appended is not a record yet.
+ */
+export async function readRecords<TRecord>(path: string, options: JsonLinesJournalOptions<TRecord>): Promise<TRecord[]> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');

@@ -13,6 +13,8 @@ import type { Logger } from '../../observe/logger.js';
 import type { LineSink } from './line-relay.js';
 import { CACHE_CHECK_CALL, DESCRIBE_CALL, DRAIN_CALL, HOT_TIER_CALL, RELOAD_CALL, type HotTierFigures } from './worker-answers.js';
 import { WorkerReplicas } from './worker-invalidation.js';
+import type { SharedWarmWrites } from './shared-warm-writes.js';
+import type { WarmStore } from '../../store/warm/warm-store.js';
 import { aggregatedExposition, aggregatedRegistry, registryExposition, type Exposition } from './worker-metrics.js';
 import { WorkerSupervisor } from './worker-supervisor.js';
 
@@ -33,6 +35,9 @@ const RELOAD_CALL_TIMEOUT_MS = 10_000;
 
 export class DataPlaneWorkers {
   #supervisor: WorkerSupervisor | undefined;
+  /** Set when the shared warm tier joined before the workers were forked: they are told as they start. */
+  #warmJoinedEarly = false;
+  #sharedWarm: { store: WarmStore; writes: SharedWarmWrites } | undefined;
 
   constructor(
     private readonly options: DataPlaneWorkersOptions,
@@ -47,11 +52,41 @@ export class DataPlaneWorkers {
     const { workers, configFile, output } = this.options;
     // The kernel hands out connections: measured 1.39x one process with 2 workers, the primary's
     // round robin 1.10x (bench/listen-mechanisms.ts, docs/decisions.md).
-    this.#supervisor = await WorkerSupervisor.start({ workers, exec: WORKER_MAIN, args: [configFile], output, logger: this.logger, distribution: 'os', onServingChange });
+    const sharedWarm = this.#sharedWarm;
+    const supervisor = WorkerSupervisor.create({
+      workers,
+      exec: WORKER_MAIN,
+      args: [configFile],
+      output,
+      logger: this.logger,
+      distribution: 'os',
+      onServingChange,
+      onWarmWrite: sharedWarm && ((write) => sharedWarm.writes.apply(write)),
+      // A worker killed while it read leaves its reader slot taken, and lmdb keeps the pages it saw.
+      onWorkerExit: sharedWarm && (() => void sharedWarm.store.releaseStaleReaders()),
+    });
+    // Invalidations reach the workers from their fork on, not only once all serve.
+    this.#supervisor = supervisor;
+    if (this.#warmJoinedEarly) supervisor.announce({ svc: 'warm-joined' });
+    await supervisor.start();
     const described = await this.#supervisor.calls.call<string>(DESCRIBE_CALL, null, { onFailure: 'report' });
     const dataUrl = described.answers[0];
     if (dataUrl === undefined) throw new Error('no data-plane worker said where it listens');
     return dataUrl;
+  }
+
+  /**
+   * Shares the warm tier this process owns with the workers, who read it directly and send their
+   * changes to `writes`. Before start().
+   */
+  shareWarm(store: WarmStore, writes: SharedWarmWrites): void {
+    this.#sharedWarm = { store, writes };
+  }
+
+  /** Tells every worker, now or forked later, that the shared warm tier is indexed and may be read. */
+  warmJoined(): void {
+    if (this.#supervisor === undefined) this.#warmJoinedEarly = true;
+    else this.#supervisor.announce({ svc: 'warm-joined' });
   }
 
   /** Every worker, for the node's invalidation engine to apply each operation in before it answers. */

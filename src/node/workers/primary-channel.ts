@@ -8,7 +8,7 @@
 // stop and what a reload changes. A worker whose primary died (kill -9 included) stops as well: with
 // the OS handing out connections it would otherwise go on serving, unsupervised, on the port.
 import cluster from 'node:cluster';
-import { isWorkerMessage, type CallMessage, type ReplyMessage } from './worker-messages.js';
+import { isWorkerMessage, type CallMessage, type ReplyMessage, type WarmWrite } from './worker-messages.js';
 
 export type CallHandler = (payload: unknown) => unknown;
 
@@ -17,6 +17,9 @@ export class PrimaryChannel {
   readonly #held: CallMessage[] = [];
   #stop: (() => Promise<void>) | undefined;
   #stopping = false;
+  #warmJoined: () => void = () => undefined;
+  /** Resolves when the primary says the warm tier it owns is indexed and may be read. */
+  readonly warmJoined = new Promise<void>((resolve) => (this.#warmJoined = resolve));
 
   /** Opens the channel; only in a worker forked by node:cluster. */
   static open(): PrimaryChannel {
@@ -28,9 +31,13 @@ export class PrimaryChannel {
     process.on('message', (message: unknown) => {
       if (!isWorkerMessage(message)) return;
       if (message.svc === 'call') this.#receive(message);
+      else if (message.svc === 'warm-joined') this.#warmJoined();
       else if (message.svc === 'stop') this.#stopAndExit();
     });
     process.on('disconnect', () => this.#stopAndExit());
+    // A message that reaches a worker before it listens is lost (an ES module's body runs after its
+    // imports load): the primary holds what it sends until it hears this.
+    process.send?.({ svc: 'listening' });
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => undefined);
   }
 
@@ -50,6 +57,11 @@ export class PrimaryChannel {
   /** Tells the primary why this worker could not start (it exits next): the primary's start fails with it. */
   reportFailed(message: string): void {
     process.send?.({ svc: 'failed', message });
+  }
+
+  /** Sends a change to the warm tier to the primary, which owns it; dropped once the primary is gone. */
+  sendWarm(write: WarmWrite): void {
+    if (process.connected) process.send?.(write);
   }
 
   /** Tells the primary that this worker serves. */

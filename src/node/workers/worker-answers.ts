@@ -5,6 +5,7 @@ import { createCacheCheck } from '../cache-check.js';
 import type { PrimaryChannel } from './primary-channel.js';
 import { answerInvalidationCalls } from './worker-invalidation.js';
 import { answerMetricsCalls } from './worker-metrics.js';
+import type { WorkerWarmTier } from './worker-warm-tier.js';
 
 /** The worker's data-plane URL, with the port bound (the primary learns a port 0 from it). */
 export const DESCRIBE_CALL = 'describe';
@@ -22,9 +23,10 @@ export interface HotTierFigures {
   bytes: number;
 }
 
-export function answerPrimaryCalls(channel: PrimaryChannel, node: SvcNode): void {
+/** `warm`: the worker's view of the primary's warm tier, read afresh before each invalidation is applied. */
+export function answerPrimaryCalls(channel: PrimaryChannel, node: SvcNode, warm: WorkerWarmTier | undefined): void {
   answerMetricsCalls(channel, node.metrics.registry);
-  answerInvalidationCalls(channel, node.invalidator);
+  answerInvalidationCalls(channel, node.invalidator, () => warm?.renewSnapshot());
   channel.handle(DESCRIBE_CALL, () => node.dataUrl);
   channel.handle(HOT_TIER_CALL, (): HotTierFigures => ({ entries: node.cache.hot.entryCount, bytes: node.cache.hot.byteCount }));
   channel.handle(DRAIN_CALL, () => node.drain());

@@ -12,7 +12,10 @@
 //   failed, is killed (SIGKILL): a worker that may have missed an invalidation must not serve again.
 //   With `onFailure: 'report'` (gathering figures) it is only counted.
 import type { Worker } from 'node:cluster';
-import { isWorkerMessage, type CallMessage } from './worker-messages.js';
+import { isWorkerMessage, type CallMessage, type WorkerMessage } from './worker-messages.js';
+
+/** Sends a message to a worker (held until it listens); `onError` hears a send that failed. */
+export type SendToWorker = (worker: Worker, message: WorkerMessage, onError: (error: Error) => void) => void;
 
 /** How long a call waits for each worker by default; a worker answers in well under a millisecond. */
 export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
@@ -42,12 +45,14 @@ interface Pending {
 
 export class WorkerCalls {
   readonly #workers: () => Iterable<Worker>;
+  readonly #send: SendToWorker;
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
 
-  /** `workers` lists the workers alive now; the supervisor tells about messages and exits. */
-  constructor(workers: () => Iterable<Worker>) {
+  /** `workers` lists the workers alive now; the supervisor sends, and tells about messages and exits. */
+  constructor(workers: () => Iterable<Worker>, send: SendToWorker) {
     this.#workers = workers;
+    this.#send = send;
   }
 
   /** Calls the handler of `kind` in every connected worker with `payload`. */
@@ -59,9 +64,7 @@ export class WorkerCalls {
       if (!worker.isConnected()) continue;
       waiting.set(worker.id, worker);
       // A send that fails means the channel closed: the worker is on its way out, and its exit settles it.
-      worker.send(message, (error: Error | null) => {
-        if (error) this.workerExited(worker.id);
-      });
+      this.#send(worker, message, () => this.workerExited(worker.id));
     }
     const outcome: CallOutcome<R> = { answers: [], gone: 0, failed: [] };
     if (waiting.size === 0) return Promise.resolve(outcome);

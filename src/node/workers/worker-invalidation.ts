@@ -6,8 +6,13 @@
 // shows), then calls every worker through these replicas and waits for each (worker-calls.ts); what
 // the workers count joins the engine's result and its recent list. A worker that fails or does not
 // answer in time is killed: it may have missed the invalidation and must not serve again. A worker
-// forked later starts with an empty hot tier and no warm tier (configuration refuses one with
-// workers), so nothing it could serve predates an invalidation it did not see.
+// forked later starts with an empty hot tier; the warm tier it reads is the primary's, which applied
+// every invalidation, so nothing it could serve predates an invalidation it did not see.
+//
+// The warm tier is shared (worker-warm-tier.ts): the primary applies an invalidation to it before
+// calling the workers (a refresh's rewrite is on disk by then; a purge's or ban's records are hidden
+// by each worker's own purge records and bans until the primary's deletes commit), and a store a
+// worker sent before it applied the invalidation is checked by the primary when it arrives.
 import type { Logger } from '../../observe/logger.js';
 import type { InvalidationReplicas, Invalidator, ReplicatedInvalidation } from '../../invalidation/invalidator.js';
 import type { PrimaryChannel } from './primary-channel.js';
@@ -16,10 +21,14 @@ import type { WorkerCalls } from './worker-calls.js';
 /** The call kind a worker answers by applying an invalidation, with the count it made. */
 export const INVALIDATE_CALL = 'invalidate';
 
-/** In a worker: applies the primary's invalidations to `local` and answers with their count. */
-export function answerInvalidationCalls(channel: PrimaryChannel, local: Invalidator): void {
+/**
+ * In a worker: applies the primary's invalidations to `local` and answers with their count.
+ * `beforeEach` runs first: the shared warm tier's reads must see what the primary already changed.
+ */
+export function answerInvalidationCalls(channel: PrimaryChannel, local: Invalidator, beforeEach: () => void): void {
   channel.handle(INVALIDATE_CALL, async (payload) => {
     const invalidation = payload as ReplicatedInvalidation;
+    beforeEach();
     switch (invalidation.type) {
       case 'purge':
         return (await local.purge(invalidation.url, invalidation.origin)).count;

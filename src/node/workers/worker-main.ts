@@ -1,26 +1,34 @@
 // A data-plane worker of `svc serve` (forked by the primary, data-plane-workers.ts): a node without
-// an admin listener, a cluster member or CDN propagation, with its share of the hot tier, serving the
-// data-plane port it shares with the other workers. It logs JSON lines on its standard output, which
+// an admin listener, a cluster member or CDN propagation, with its share of the hot tier and a view
+// of the primary's warm tier, serving the data-plane port it shares with the other workers. It logs JSON lines on its standard output, which
 // the primary relays whole, in the primary's log format.
 // Usage (by the primary only): node worker-main.js <configuration file>
 import { loadConfigFile } from '../../config/index.js';
 import { createLogger, LogOutput } from '../../observe/logger.js';
 import { startNode } from '../svc-node.js';
+import { WarmReader } from '../../store/warm/warm-reader.js';
 import { PrimaryChannel } from './primary-channel.js';
+import { WorkerWarmTier } from './worker-warm-tier.js';
 import { answerPrimaryCalls } from './worker-answers.js';
 import { WORKER_SLOT_VARIABLE } from './worker-supervisor.js';
 
 // First: a purge the primary sends while this worker starts is held, not lost.
 const channel = PrimaryChannel.open();
 const output = new LogOutput('json');
+// Node exits a cluster worker at once when its primary is gone (before any listener of ours runs).
+// Nobody reads this output then, and the exit's last flush of it would retry the broken pipe forever.
+process.prependListener('disconnect', () => output.abandon());
 const logger = createLogger({ destination: output });
 const configFile = process.argv[2]!;
 try {
   const config = await loadConfigFile(configFile);
-  const node = await startNode({ config, logger, configFile, role: 'worker' });
-  answerPrimaryCalls(channel, node);
+  // The warm tier is the primary's, which opened it before forking this worker: read here, written there.
+  const warm = config.warm ? new WorkerWarmTier(WarmReader.open(config.warm.path), (write) => channel.sendWarm(write)) : undefined;
+  const node = await startNode({ config, logger, configFile, role: 'worker', sharedWarm: warm && { tier: warm, joined: channel.warmJoined } });
+  answerPrimaryCalls(channel, node, warm);
   channel.onStop(async () => {
     await node.stop();
+    await warm?.close();
     // The last access lines are still in the log's buffer: written before the worker exits.
     await new Promise<void>((resolve) => output.flush(() => resolve()));
   });

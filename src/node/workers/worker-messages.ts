@@ -18,6 +18,15 @@ export interface ReplyMessage {
   readonly error?: string;
 }
 
+/**
+ * Worker → primary: the worker listens to its channel; sent first, once. What the primary sends a
+ * worker before it says so is held (worker-supervisor.ts), since Node drops a message that arrives
+ * before the worker's code has attached its listener.
+ */
+export interface ListeningMessage {
+  readonly svc: 'listening';
+}
+
 /** Worker → primary: the worker serves (its listener is open); sent once per worker. */
 export interface ReadyMessage {
   readonly svc: 'ready';
@@ -34,10 +43,32 @@ export interface StopMessage {
   readonly svc: 'stop';
 }
 
-export type WorkerMessage = CallMessage | ReplyMessage | ReadyMessage | FailedMessage | StopMessage;
+/**
+ * Worker → primary: a change to the warm tier the primary owns and writes (worker-warm-tier.ts):
+ * - `put`: store the entry whose warm record (record-codec.ts) this is;
+ * - `delete`: delete a variant, or every variant of the key;
+ * - `use`: these variants were read (recency, for the eviction order);
+ * - `verify`: a record of the key failed its check here; read the key, deleting what fails there.
+ */
+export type WarmWrite =
+  | { readonly svc: 'warm'; readonly op: 'put'; readonly record: Uint8Array }
+  | { readonly svc: 'warm'; readonly op: 'delete'; readonly key: string; readonly variantKey?: string | undefined }
+  | { readonly svc: 'warm'; readonly op: 'use'; readonly variants: readonly (readonly [string, string])[] }
+  | { readonly svc: 'warm'; readonly op: 'verify'; readonly key: string };
+
+/**
+ * Primary → worker: the shared warm tier is indexed and may be read (sent to every worker, and to
+ * each forked later): until then a worker serves without it, as the primary does.
+ */
+export interface WarmJoinedMessage {
+  readonly svc: 'warm-joined';
+}
+
+export type WorkerMessage = CallMessage | ReplyMessage | ListeningMessage | ReadyMessage | FailedMessage | StopMessage | WarmWrite | WarmJoinedMessage;
+
+const KINDS: ReadonlySet<unknown> = new Set(['call', 'reply', 'listening', 'ready', 'failed', 'stop', 'warm', 'warm-joined']);
 
 export function isWorkerMessage(message: unknown): message is WorkerMessage {
   if (typeof message !== 'object' || message === null) return false;
-  const svc = (message as { svc?: unknown }).svc;
-  return svc === 'call' || svc === 'reply' || svc === 'ready' || svc === 'failed' || svc === 'stop';
+  return KINDS.has((message as { svc?: unknown }).svc);
 }

@@ -12,7 +12,7 @@ import type { Logger } from '../../observe/logger.js';
 import { relayLines, type LineSink } from './line-relay.js';
 import { DEFAULT_RESTART_BACKOFF, quickDeathsAfter, restartDelayMs, type RestartBackoff } from './restart-backoff.js';
 import { WorkerCalls } from './worker-calls.js';
-import { isWorkerMessage } from './worker-messages.js';
+import { isWorkerMessage, type WarmWrite, type WorkerMessage } from './worker-messages.js';
 
 /** Who hands the data plane's connections to the workers. */
 export type ConnectionDistribution = 'round-robin' | 'os';
@@ -41,6 +41,10 @@ export interface WorkerSupervisorOptions {
   startTimeoutMs?: number;
   /** Told the number of workers that serve whenever it changes after the first start. */
   onServingChange?: (serving: number) => void;
+  /** Applies a worker's change to the warm tier the primary owns; without it such messages are dropped. */
+  onWarmWrite?: (write: WarmWrite) => void;
+  /** Told when a worker has exited, whatever the reason (before it is forked again). */
+  onWorkerExit?: () => void;
 }
 
 /** As long as a drain may take (the node's DRAIN_TIMEOUT_MS), with a margin to close. */
@@ -65,11 +69,18 @@ export class WorkerSupervisor {
   #stopping = false;
   #restarts = 0;
   #firstStart: { resolve: () => void; reject: (error: Error) => void } | undefined;
+  /** What every worker is told once, including those forked later (announce()). */
+  readonly #announcements: WorkerMessage[] = [];
+  /** What was sent to workers that do not listen yet, in order (see ListeningMessage). */
+  readonly #outboxes = new Map<Worker, { message: WorkerMessage; onError: (error: Error) => void }[]>();
 
   private constructor(options: WorkerSupervisorOptions) {
     this.#options = options;
     this.#slots = Array.from({ length: options.workers }, (_, index) => ({ index, worker: undefined, startedMs: 0, ready: false, quickDeaths: 0, restart: undefined }));
-    this.calls = new WorkerCalls(() => this.#liveWorkers());
+    this.calls = new WorkerCalls(
+      () => this.#liveWorkers(),
+      (worker, message, onError) => this.#send(worker, message, onError),
+    );
   }
 
   /**
@@ -77,21 +88,31 @@ export class WorkerSupervisor {
    * when one exits before that or the start takes longer than startTimeoutMs: a worker that cannot
    * start once will not start on a restart either (a port in use, a bad directory).
    */
-  static async start(options: WorkerSupervisorOptions): Promise<WorkerSupervisor> {
+  static start(options: WorkerSupervisorOptions): Promise<WorkerSupervisor> {
+    return WorkerSupervisor.create(options).start();
+  }
+
+  /** A supervisor that forks nothing until start(): what is announced meanwhile reaches every worker. */
+  static create(options: WorkerSupervisorOptions): WorkerSupervisor {
     if (!Number.isSafeInteger(options.workers) || options.workers < 1) throw new Error(`workers must be an integer of at least 1, got ${options.workers}`);
     if (!cluster.isPrimary) throw new Error('a worker supervisor runs in the primary process only');
+    return new WorkerSupervisor(options);
+  }
+
+  /** See the static start(); once only. */
+  async start(): Promise<WorkerSupervisor> {
+    const options = this.#options;
     // Frozen by Node at the first fork, so set before it.
     cluster.schedulingPolicy = options.distribution === 'os' ? cluster.SCHED_NONE : cluster.SCHED_RR;
     cluster.setupPrimary({ exec: options.exec, args: options.args ?? [], silent: true, serialization: 'advanced' });
-    const supervisor = new WorkerSupervisor(options);
-    const started = new Promise<void>((resolve, reject) => (supervisor.#firstStart = { resolve, reject }));
-    const timer = setTimeout(() => supervisor.#failStart(new Error(`the data-plane workers did not start within ${options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS} ms`)), options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
-    for (const slot of supervisor.#slots) supervisor.#fork(slot);
+    const started = new Promise<void>((resolve, reject) => (this.#firstStart = { resolve, reject }));
+    const timer = setTimeout(() => this.#failStart(new Error(`the data-plane workers did not start within ${options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS} ms`)), options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+    for (const slot of this.#slots) this.#fork(slot);
     try {
       await started;
-      return supervisor;
+      return this;
     } catch (error) {
-      await supervisor.stop();
+      await this.stop();
       throw error;
     } finally {
       clearTimeout(timer);
@@ -113,6 +134,12 @@ export class WorkerSupervisor {
     return this.#slots.map((slot) => slot.worker?.process.pid);
   }
 
+  /** Tells every worker `message` now, and every worker forked from now on as it starts. */
+  announce(message: WorkerMessage): void {
+    this.#announcements.push(message);
+    for (const worker of this.#liveWorkers()) if (worker.isConnected()) this.#send(worker, message, () => undefined);
+  }
+
   /** Tells every worker to drain and exit; kills those still running after stopTimeoutMs. */
   async stop(): Promise<void> {
     this.#stopping = true;
@@ -122,7 +149,7 @@ export class WorkerSupervisor {
       const worker = slot.worker;
       if (worker === undefined || worker.process.exitCode !== null || worker.process.signalCode !== null) continue;
       exits.push(new Promise((resolve) => worker.once('exit', () => resolve())));
-      if (worker.isConnected()) worker.send({ svc: 'stop' }, () => undefined);
+      if (worker.isConnected()) this.#send(worker, { svc: 'stop' }, () => undefined);
       else worker.process.kill('SIGKILL');
     }
     const timer = setTimeout(() => {
@@ -144,14 +171,37 @@ export class WorkerSupervisor {
     slot.ready = false;
     if (worker.process.stdout) relayLines(worker.process.stdout, this.#options.output);
     if (worker.process.stderr) relayLines(worker.process.stderr, this.#options.errorOutput ?? stderrSink);
+    this.#outboxes.set(worker, []);
+    // First in its outbox: a worker learns what was announced before anything else.
+    for (const message of this.#announcements) this.#send(worker, message, () => undefined);
     worker.on('message', (message: unknown) => {
-      if (isWorkerMessage(message) && message.svc === 'ready') this.#ready(slot, worker);
-      else if (isWorkerMessage(message) && message.svc === 'failed') this.#failed(slot, worker, message.message);
+      if (!isWorkerMessage(message)) return;
+      if (message.svc === 'listening') this.#listening(worker);
+      else if (message.svc === 'ready') this.#ready(slot, worker);
+      else if (message.svc === 'failed') this.#failed(slot, worker, message.message);
+      else if (message.svc === 'warm') this.#options.onWarmWrite?.(message);
       else this.calls.workerMessage(worker.id, message);
     });
     // 'exit' comes once per worker, however it ended; an 'error' (a failed send) is followed by it.
     worker.on('error', () => undefined);
     worker.once('exit', (code: number | null, signal: NodeJS.Signals | null) => this.#exited(slot, worker, code, signal));
+  }
+
+  /** Sends now to a worker that listens, else holds the message until it does. */
+  #send(worker: Worker, message: WorkerMessage, onError: (error: Error) => void): void {
+    const outbox = this.#outboxes.get(worker);
+    if (outbox !== undefined) outbox.push({ message, onError });
+    else
+      worker.send(message, (error: Error | null) => {
+        if (error) onError(error);
+      });
+  }
+
+  #listening(worker: Worker): void {
+    const outbox = this.#outboxes.get(worker);
+    if (outbox === undefined) return;
+    this.#outboxes.delete(worker);
+    for (const { message, onError } of outbox) this.#send(worker, message, onError);
   }
 
   #ready(slot: Slot, worker: Worker): void {
@@ -169,7 +219,9 @@ export class WorkerSupervisor {
   }
 
   #exited(slot: Slot, worker: Worker, code: number | null, signal: NodeJS.Signals | null): void {
+    this.#outboxes.delete(worker);
     this.calls.workerExited(worker.id);
+    this.#options.onWorkerExit?.();
     if (slot.worker !== worker) return;
     slot.worker = undefined;
     const wasReady = slot.ready;

@@ -23,17 +23,34 @@ import type { CacheEntry } from '../../cache/entry.js';
  * a version 1 directory may hold entries stored under keys a crafted Host spelled, so it is not reused.
  * 3: index records carry requestTimeMs and tags (issue 15); a version 2 directory's index records lack
  * them, so it is wiped rather than misread.
+ * 4: record ids begin with a hash of the primary key alone (issue 22), so that a data-plane worker
+ * finds every variant of a key by one range read, without the index; version 3 ids do not.
  */
-export const WARM_SCHEMA_VERSION = 3;
+export const WARM_SCHEMA_VERSION = 4;
 
 const FRAME_HEADER_BYTES = 6;
 const META_LENGTH_BYTES = 4;
 
-/** The lmdb key of a variant: 16 bytes of SHA-256 over the primary and secondary keys. lmdb keys
- * are limited to about 1978 bytes and URLs are not, so keys are hashed; the record holds the full
- * keys and a read checks them. 128 bits make an accidental collision negligible. */
+/** Bytes of a record id taken by the hash of the primary key: the prefix every variant of a key shares. */
+export const KEY_PREFIX_BYTES = 8;
+
+/**
+ * The lmdb key of a variant: 8 bytes of SHA-256 over the primary key, then 8 over the primary and
+ * secondary keys. lmdb keys are limited to about 1978 bytes and URLs are not, so keys are hashed; the
+ * record holds the full keys and a read checks them. The shared prefix puts the variants of a key
+ * side by side, for readers without the index (recordsOfKey); 64 bits per part make an accidental
+ * collision of both negligible, and one of the prefix alone costs a record read, never a wrong answer.
+ */
 export function recordId(key: string, variantKey: string): Buffer {
-  return createHash('sha256').update(key).update('\0').update(variantKey).digest().subarray(0, 16);
+  const id = Buffer.allocUnsafe(KEY_PREFIX_BYTES * 2);
+  keyPrefix(key).copy(id, 0);
+  createHash('sha256').update(key).update('\0').update(variantKey).digest().copy(id, KEY_PREFIX_BYTES, 0, KEY_PREFIX_BYTES);
+  return id;
+}
+
+/** The first bytes of the record id of every variant of `key`. */
+export function keyPrefix(key: string): Buffer {
+  return createHash('sha256').update(key).digest().subarray(0, KEY_PREFIX_BYTES);
 }
 
 /** Thrown by the decoders for a record that must not be served; the store deletes it. */

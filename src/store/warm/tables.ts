@@ -47,16 +47,19 @@ function assertLmdbFile(directory: string): void {
   }
 }
 
-/** Opens (creating if needed) the environment at `path`, a directory. */
-export function openWarmTables(path: string): WarmTables {
+/**
+ * Opens (creating if needed) the environment at `path`, a directory. `readOnly` opens one another
+ * process writes (a data-plane worker beside its primary): nothing is created, and lmdb refuses writes.
+ */
+export function openWarmTables(path: string, { readOnly = false }: { readOnly?: boolean } = {}): WarmTables {
   try {
-    mkdirSync(path, { recursive: true });
+    if (!readOnly) mkdirSync(path, { recursive: true });
   } catch (error) {
     throw new StoreError('open_failed', `cannot create the warm store directory ${path}: ${(error as Error).message}`, { cause: error });
   }
   assertLmdbFile(path);
   try {
-    const env = open({ path, maxDbs: 3 });
+    const env = open({ path, maxDbs: 3, readOnly });
     return {
       env,
       records: env.openDB<Buffer, Buffer>({ name: 'records', encoding: 'binary', keyEncoding: 'binary' }),

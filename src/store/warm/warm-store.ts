@@ -86,6 +86,13 @@ export interface WarmStore extends CacheStore {
   readonly indexed: Promise<void>;
   /** Records on disk when the store was opened, before any was indexed: what the node held when it stopped. */
   readonly recordsAtOpen: number;
+  /** Marks a variant used as a lookup does, for a lookup made elsewhere (a data-plane worker's read). */
+  markUsed(key: string, variantKey: string): void;
+  /**
+   * Frees the reader slots of processes that died while reading the store (a worker killed with -9):
+   * lmdb keeps the pages such a reader saw until then. Returns how many were freed.
+   */
+  releaseStaleReaders(): number;
 }
 
 /** Tags of the many entries that have none: one shared array rather than one per slot. */
@@ -279,6 +286,16 @@ class LmdbCacheStore implements WarmStore {
       if (markUsed) this.#touch(slot, now);
     }
     return found;
+  }
+
+  releaseStaleReaders(): number {
+    return this.#closed ? 0 : this.#tables.env.readerCheck();
+  }
+
+  markUsed(key: string, variantKey: string): void {
+    if (this.#closed) return;
+    const slot = this.#index.find(key, variantKey);
+    if (slot !== undefined) this.#touch(slot, this.#now());
   }
 
   put(entry: CacheEntry): PutOutcome {

@@ -1,0 +1,72 @@
+// The primary's side of the warm tier its data-plane workers share: it applies what they send
+// (worker-warm-tier.ts) to the store it owns, the one process that writes it. A store is checked
+// against the invalidations made since its fetch began: a worker may have sent it just before it
+// applied one the primary had already swept the tier for. A message that does not decode is dropped
+// and logged, never applied: a worker's bug must not reach the disk.
+import type { CacheEntry } from '../../cache/entry.js';
+import type { Logger } from '../../observe/logger.js';
+import { decodeEntry } from '../../store/warm/record-codec.js';
+import type { WarmStore } from '../../store/warm/warm-store.js';
+import type { WarmWrite } from './worker-messages.js';
+
+export interface SharedWarmWritesOptions {
+  /** The warm tier once it has joined the primary's cache; writes that come before are dropped. */
+  warm: () => WarmStore | undefined;
+  /** What the tier may keep of a stored entry (InvalidationEngine.admissible). */
+  admissible: (entry: CacheEntry) => CacheEntry | undefined;
+  logger: Logger;
+}
+
+export class SharedWarmWrites {
+  #refused = 0;
+
+  constructor(private readonly options: SharedWarmWritesOptions) {}
+
+  /** Stores not kept because an invalidation made after their fetch began covers them. */
+  get refused(): number {
+    return this.#refused;
+  }
+
+  apply(write: WarmWrite): void {
+    const warm = this.options.warm();
+    // The tier takes no write before it joins (warm-join.ts); a worker reads it only after.
+    if (warm === undefined) return;
+    switch (write.op) {
+      case 'put':
+        this.#put(warm, write.record);
+        return;
+      case 'delete':
+        if (typeof write.key === 'string') warm.delete(write.key, typeof write.variantKey === 'string' ? write.variantKey : undefined);
+        else this.#malformed(write.op);
+        return;
+      case 'use':
+        if (!Array.isArray(write.variants)) this.#malformed(write.op);
+        else for (const [key, variantKey] of write.variants) if (typeof key === 'string' && typeof variantKey === 'string') warm.markUsed(key, variantKey);
+        return;
+      case 'verify':
+        // The store's own read deletes every record of the key that fails its check.
+        if (typeof write.key === 'string') warm.peek(write.key);
+        else this.#malformed(write.op);
+        return;
+      default:
+        this.#malformed((write as { op?: unknown }).op);
+    }
+  }
+
+  #put(warm: WarmStore, record: Uint8Array): void {
+    let entry: CacheEntry;
+    try {
+      entry = decodeEntry(Buffer.from(record.buffer, record.byteOffset, record.byteLength));
+    } catch {
+      this.#malformed('put');
+      return;
+    }
+    const admitted = this.options.admissible(entry);
+    if (admitted === undefined) this.#refused += 1;
+    else warm.put(admitted);
+  }
+
+  #malformed(op: unknown): void {
+    this.options.logger.error({ op: String(op) }, 'a data-plane worker sent a warm-tier change that does not decode: dropped');
+  }
+}
