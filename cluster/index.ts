@@ -23,7 +23,7 @@ export type { MemberState, Metadata } from './codec/messages.js';
 export { DEFAULT_MEMBERSHIP_CONFIG, resolveMembershipConfig } from './membership/config.js';
 export type { MembershipConfig } from './membership/config.js';
 export type { RingView } from './ring/ownership-ring.js';
-export { DEFAULT_RING_VNODES } from './ring/ownership-ring.js';
+export { DEFAULT_RING_VNODES, OwnershipRing } from './ring/ownership-ring.js';
 export { fanOut, fanOutOutcomeOf } from './fanout.js';
 export type { FanOutOptions, FanOutOutcome, FanOutResult } from './fanout.js';
 export {

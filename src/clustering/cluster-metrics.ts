@@ -25,30 +25,6 @@ export function registerClusterMetrics(registry: Registry, mode: ClusterMode, so
     { mode },
     1,
   );
-  const peerHits = new Counter({ name: 'svc_peer_fetch_hits_total', help: 'Peer fetches the owner answered from its cache.', registers });
-  const peerMisses = new Counter({
-    name: 'svc_peer_fetch_misses_total',
-    help: 'Peer fetches the owner answered from the origin, or could not answer.',
-    registers,
-  });
-  const hopLimitHits = new Counter({
-    name: 'svc_peer_fetch_hop_limit_hits_total',
-    help: 'Peer fetches that reached hop_limit on a node not owning their key.',
-    registers,
-  });
-  const refused = new Counter({
-    name: 'svc_peer_fetch_refused_total',
-    help: 'Peer fetches the owner refused (reason too_large: above its max_object_bytes); the asking node went to the origin.',
-    labelNames: ['reason'],
-    registers,
-  });
-  refused.inc({ reason: 'too_large' }, 0);
-  const peerDuration = new Histogram({
-    name: 'svc_peer_fetch_duration_seconds',
-    help: 'Time of one peer fetch, answered or not.',
-    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers,
-  });
   const http = new Counter({
     name: 'svc_cluster_invalidations_http_total',
     help: 'Invalidations sent by HTTP (fan-out to all peers, or POST to the owner).',
@@ -107,12 +83,45 @@ export function registerClusterMetrics(registry: Registry, mode: ClusterMode, so
     },
     catchingUp: (value) => catchingUp.set(value),
     catchUpGap: () => gaps.inc(),
-    peerFetch: {
-      hit: () => peerHits.inc(),
-      miss: () => peerMisses.inc(),
-      hopLimit: () => hopLimitHits.inc(),
-      refusedTooLarge: () => refused.inc({ reason: 'too_large' }),
-      duration: (seconds) => peerDuration.observe(seconds),
-    },
+    peerFetch: registerPeerFetchMetrics(registry),
+  };
+}
+
+/**
+ * The peer-fetch metrics alone: what a data-plane worker registers (it asks peers through its
+ * primary, whose registry holds the other cluster metrics; `/metrics` sums both).
+ */
+export function registerPeerFetchMetrics(registry: Registry): PeerFetchCounters {
+  const registers = [registry];
+  const peerHits = new Counter({ name: 'svc_peer_fetch_hits_total', help: 'Peer fetches the owner answered from its cache.', registers });
+  const peerMisses = new Counter({
+    name: 'svc_peer_fetch_misses_total',
+    help: 'Peer fetches the owner answered from the origin, or could not answer.',
+    registers,
+  });
+  const hopLimitHits = new Counter({
+    name: 'svc_peer_fetch_hop_limit_hits_total',
+    help: 'Peer fetches that reached hop_limit on a node not owning their key.',
+    registers,
+  });
+  const refused = new Counter({
+    name: 'svc_peer_fetch_refused_total',
+    help: 'Peer fetches the owner refused (reason too_large: above its max_object_bytes); the asking node went to the origin.',
+    labelNames: ['reason'],
+    registers,
+  });
+  refused.inc({ reason: 'too_large' }, 0);
+  const peerDuration = new Histogram({
+    name: 'svc_peer_fetch_duration_seconds',
+    help: 'Time of one peer fetch, answered or not.',
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers,
+  });
+  return {
+    hit: () => peerHits.inc(),
+    miss: () => peerMisses.inc(),
+    hopLimit: () => hopLimitHits.inc(),
+    refusedTooLarge: () => refused.inc({ reason: 'too_large' }),
+    duration: (seconds) => peerDuration.observe(seconds),
   };
 }

@@ -79,6 +79,9 @@ export class ClusterNode {
   private readonly driftLogged = new Set<string>();
   /** Entries fetched before this node started are not served until it has caught up. */
   private readonly startedAtMs: number;
+  #markCaughtUp: () => void = () => undefined;
+  /** Resolves once the node has caught up with the invalidations made while it was away. */
+  readonly caughtUp = new Promise<void>((resolve) => (this.#markCaughtUp = resolve));
 
   private constructor(
     readonly member: ClusterMember,
@@ -111,7 +114,8 @@ export class ClusterNode {
       holdsEntries: options.holdsEntries,
       onCaughtUp: (how) => {
         clusterMetrics.catchingUp(0);
-        this.caughtUp(how);
+        this.reportCaughtUp(how);
+        this.#markCaughtUp();
       },
       onError: (error) => logger.warn({ err: error }, 'an invalidation from a peer could not be applied; catch-up tries again'),
     });
@@ -174,7 +178,7 @@ export class ClusterNode {
     return this.sync.catchUp.caughtUp || entry.requestTimeMs >= this.startedAtMs;
   }
 
-  private caughtUp(how: CaughtUpHow): void {
+  private reportCaughtUp(how: CaughtUpHow): void {
     const { readiness, logger } = this.options;
     if (how.kind === 'alone') {
       readiness.set('cluster_caught_up', true, `alone: ${how.reason}`);

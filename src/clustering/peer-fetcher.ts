@@ -169,6 +169,11 @@ export class PeerFetcher {
   }
 
   /** Serves `/v1/peer/fetch` for the other nodes. */
+  /** The token that marks a request this node's owner side forwards to its own data plane (PeerRouting.hopToken). */
+  get hopToken(): string {
+    return this.options.routing.hopToken;
+  }
+
   start(): void {
     this.options.member.handleRequest(PEER_FETCH_CHANNEL, (_from, body) => this.serve(body));
   }

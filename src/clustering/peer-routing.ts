@@ -23,9 +23,7 @@ export interface RoutingMember {
 export type Route = { kind: 'here' } | { kind: 'owner'; owner: string } | { kind: 'origin'; reason: 'owner_suspect' };
 
 export class PeerRouting {
-  /** 128 random bits, fresh for each process. */
-  readonly hopToken = randomBytes(16).toString('hex');
-  private readonly hopTokenBytes = Buffer.from(this.hopToken);
+  private readonly hopTokenBytes: Buffer;
   /** Requests waiting on each owner, to be cut loose when it fails. */
   private readonly waiting = new Map<string, Set<AbortController>>();
   private readonly unsubscribe: (() => void)[] = [];
@@ -34,7 +32,13 @@ export class PeerRouting {
     private readonly member: RoutingMember,
     /** Longest wait on an owner (`cluster.peer_timeout`). */
     readonly timeoutMs: number,
+    /**
+     * 128 random bits, fresh for each node; a data-plane worker takes its primary's, since its
+     * primary's owner side forwards to the workers.
+     */
+    readonly hopToken: string = randomBytes(16).toString('hex'),
   ) {
+    this.hopTokenBytes = Buffer.from(hopToken);
     for (const event of ['suspect', 'fail', 'leave'] as const) {
       this.unsubscribe.push(member.on(event, (failing) => this.cutLoose(failing.name)));
     }

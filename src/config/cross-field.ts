@@ -75,19 +75,6 @@ function checkLibp2p(input: unknown, issues: ConfigIssue[]): void {
 }
 
 /**
- * Several data-plane workers do not share the ring peer fetch needs (strong mode) yet: such a
- * configuration is refused rather than half served.
- */
-function checkWorkers(input: unknown, issues: ConfigIssue[]): void {
-  const workers = field(input, 'workers');
-  if (typeof workers !== 'number' || workers <= 1) return;
-  const cluster = field(input, 'cluster');
-  const strong = typeof cluster === 'object' && cluster !== null && (field(cluster, 'mode') ?? 'strong') === 'strong';
-  if (!strong) return;
-  issues.push({ path: 'workers', message: `expected 1 with a strong-mode cluster (several workers do not share its ring yet), got ${workers}` });
-}
-
-/**
  * Secure by default (issue 16): a clustered node authenticates its cluster traffic, by `cluster.secret`
  * on any transport (or, on UDP, `tls` and `gossip_keys` together), unless `cluster.insecure` says
  * otherwise. A security key the transport cannot honour is refused rather than ignored.
@@ -127,7 +114,6 @@ export function checkCrossFieldRules(input: unknown): ConfigIssue[] {
   checkRoutePools(input, issues);
   checkHopLimit(input, issues);
   checkLibp2p(input, issues);
-  checkWorkers(input, issues);
   checkClusterSecurity(input, issues);
   return issues;
 }

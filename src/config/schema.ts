@@ -395,8 +395,7 @@ export const configSchema = object({
     268_435_456,
   ),
   /**
-   * Absent: the available parallelism (one data-plane process per core), or 1 when a strong-mode
-   * cluster is configured, whose ring workers do not share yet (src/node/workers/worker-count.ts).
+   * Absent: the available parallelism, one data-plane process per core (src/node/workers/worker-count.ts).
    */
   workers: v.optional(integer(1, 'an integer of at least 1', 'data-plane worker processes; 1 serves from the one process')),
   /** 8 MiB: larger bodies would evict many small objects; they are passed through, not stored. */

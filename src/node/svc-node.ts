@@ -58,6 +58,10 @@ import { createFileReload } from './reload/reload-from-file.js';
 import { DataPlaneWorkers, type DataPlaneWorkersOptions } from './workers/data-plane-workers.js';
 import { workerCount } from './workers/worker-count.js';
 import { SharedWarmWrites } from './workers/shared-warm-writes.js';
+import { PeerRelay } from './workers/peer-relay.js';
+import { PeerFetcher, type PeerFetchMember } from '../clustering/peer-fetcher.js';
+import { PeerRouting, type RoutingMember } from '../clustering/peer-routing.js';
+import { registerPeerFetchMetrics } from '../clustering/cluster-metrics.js';
 import type { CacheStore } from '../store/cache-store.js';
 
 export interface StartNodeOptions {
@@ -86,6 +90,16 @@ export interface StartNodeOptions {
    * `warm.path` itself; it joins the cache when `joined` resolves (the primary's tier is indexed).
    */
   sharedWarm?: { tier: CacheStore; joined: Promise<void> };
+  /**
+   * A worker of a clustered node: whether its primary's cluster member has caught up. Until then the
+   * worker does not serve what was fetched before it started, as ClusterNode.servable does.
+   */
+  clusterCaughtUp?: () => boolean;
+  /**
+   * A worker of a strong-mode node: its primary's cluster member as the worker sees it, and the
+   * primary's peer-fetch hop token. The worker asks owners through it (relayed-cluster-member.ts).
+   */
+  peers?: { member: PeerFetchMember & RoutingMember; hopToken: string };
 }
 
 export interface SvcNode {
@@ -357,6 +371,31 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
       })
     : undefined;
   mountClusterRoutes(router, () => cluster?.peers() ?? []);
+  if (workers && cluster) void cluster.caughtUp.then(() => workers.clusterCaughtUp());
+  // Strong mode with workers: they learn the ring from this member and ask owners through it.
+  if (workers && cluster?.peerFetcher) workers.relayPeers(new PeerRelay(cluster.member, cluster.peerFetcher.hopToken));
+  const workerPeers = isWorker && config.cluster ? options.peers : undefined;
+  const peerFetcher =
+    cluster?.peerFetcher ??
+    (workerPeers &&
+      config.cluster &&
+      new PeerFetcher({
+        member: workerPeers.member,
+        routing: new PeerRouting(workerPeers.member, config.cluster.peer_timeout, workerPeers.hopToken),
+        hopLimit: config.hop_limit!,
+        dataPlaneUrl: () => dataUrl,
+        counters: registerPeerFetchMetrics(metrics.registry),
+        freshEntry: (key, requestHeaders) => cacheFlow.freshEntry(key, requestHeaders),
+        now,
+        maxObjectBytes: config.max_object_bytes,
+        writeIdleTimeoutMs: config.client_write_idle_timeout,
+      }));
+  if (workerPeers && peerFetcher) teardown.add(() => peerFetcher.close());
+  const startedMs = now();
+  const caughtUp = isWorker && config.cluster ? options.clusterCaughtUp : undefined;
+  const servable = cluster
+    ? (entry: CacheEntry): boolean => cluster.servable(entry)
+    : caughtUp && ((entry: CacheEntry): boolean => caughtUp() || entry.requestTimeMs >= startedMs);
   // In a cluster, the admin API's invalidations go to the other nodes too; with a CDN, to the CDN
   // as well, from this node only (peers apply what they receive without forwarding it).
   const adminInvalidator = cluster?.invalidator ?? invalidator;
@@ -442,9 +481,9 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     now,
     logger,
     isInvalidated: (entry) => invalidator.isInvalidated(entry),
-    servable: cluster ? (entry) => cluster.servable(entry) : undefined,
+    servable,
     onServedFromCache: refresher?.onServedFromCache,
-    peer: cluster?.peerFetcher,
+    peer: peerFetcher,
   });
   const accessLog = createAccessLog(logger, config.log.access_query);
   const dataPlane: DataPlaneDeps = {
@@ -468,7 +507,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     trustedProxies: new TrustedProxies(config.trusted_proxies),
   };
   poolsInUse = () => dataPlane.pools;
-  registerNodeReloadSteps(reloader, { logger, env, hot: { resize: (bytes) => hot.resize(hotShare(bytes)) }, fills, peerFetcher: cluster?.peerFetcher, refresher, dataPlane, routing, adminToken, accessLog, invalidator });
+  registerNodeReloadSteps(reloader, { logger, env, hot: { resize: (bytes) => hot.resize(hotShare(bytes)) }, fills, peerFetcher, refresher, dataPlane, routing, adminToken, accessLog, invalidator });
   if (workers) {
     const total = options.workers!.workers;
     // Ready while at least one worker serves; a dead one is forked again meanwhile.

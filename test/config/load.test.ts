@@ -234,15 +234,6 @@ describe('value errors name the key path and say what was expected and what was 
       'workers: expected an integer of at least 1, got 0',
     ],
     [
-      'several workers in a strong-mode cluster',
-      (c) => {
-        c.workers = 4;
-        c.hop_limit = 1;
-        c.cluster = { insecure: true };
-      },
-      'workers: expected 1 with a strong-mode cluster (several workers do not share its ring yet), got 4',
-    ],
-    [
       'a hop limit above 8',
       (c) => {
         c.hop_limit = 9;

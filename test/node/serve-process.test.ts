@@ -66,7 +66,9 @@ describe('svc serve', () => {
     const [dataPort, adminPort] = [await freePort(), await freePort()];
     const config = join(dir, 'svc.yaml');
     const file = (extra: string, token = 'serve-test-token-0123456789'): string =>
-      `listen: 127.0.0.1:${dataPort}\nadmin: { listen: "127.0.0.1:${adminPort}", token: "${token}" }\nwarm: { path: ${JSON.stringify(join(dir, 'warm'))}, max_bytes: 10000000 }\n` +
+      // One process: this test rewrites the file between reloads faster than workers re-read it (a
+      // worker that reads a file its primary refused is killed and forked again, by design).
+      `listen: 127.0.0.1:${dataPort}\nadmin: { listen: "127.0.0.1:${adminPort}", token: "${token}" }\nworkers: 1\nwarm: { path: ${JSON.stringify(join(dir, 'warm'))}, max_bytes: 10000000 }\n` +
       `pools: [{ name: o, upstreams: ["${origin.url}"] }]\nroutes: [{ name: all, pool: o }]\n${extra}`;
     await writeFile(config, file(''));
     const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH } });

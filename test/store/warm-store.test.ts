@@ -146,7 +146,11 @@ describe('warm store', () => {
       const [a, b, c] = ['a', 'b', 'c'].map((name) => makeEntry({ key: `https://example.com/${name}` }));
       const size = entrySizeBytes(a as CacheEntry);
       const first = await open(path, { maxBytes: size * 3, now });
-      for (const entry of [a, b, c]) first.put(entry as CacheEntry);
+      // b is stored first, so it is the oldest once a has been read again (ties would fall to id order).
+      for (const entry of [b, c, a]) {
+        first.put(entry as CacheEntry);
+        nowMs += 1_000;
+      }
       await first.flush();
       // Reads within a minute of the stored access time are not written back; one later is.
       nowMs += 120_000;

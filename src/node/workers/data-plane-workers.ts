@@ -14,6 +14,8 @@ import type { LineSink } from './line-relay.js';
 import { CACHE_CHECK_CALL, DESCRIBE_CALL, DRAIN_CALL, HOT_TIER_CALL, RELOAD_CALL, type HotTierFigures } from './worker-answers.js';
 import { WorkerReplicas } from './worker-invalidation.js';
 import type { SharedWarmWrites } from './shared-warm-writes.js';
+import type { PeerRelay } from './peer-relay.js';
+import type { WorkerMessage } from './worker-messages.js';
 import type { WarmStore } from '../../store/warm/warm-store.js';
 import { aggregatedExposition, aggregatedRegistry, registryExposition, type Exposition } from './worker-metrics.js';
 import { WorkerSupervisor } from './worker-supervisor.js';
@@ -35,9 +37,10 @@ const RELOAD_CALL_TIMEOUT_MS = 10_000;
 
 export class DataPlaneWorkers {
   #supervisor: WorkerSupervisor | undefined;
-  /** Set when the shared warm tier joined before the workers were forked: they are told as they start. */
-  #warmJoinedEarly = false;
+  /** What was to be told to every worker before they were forked: they are told as they start. */
+  readonly #early: WorkerMessage[] = [];
   #sharedWarm: { store: WarmStore; writes: SharedWarmWrites } | undefined;
+  #peerRelay: PeerRelay | undefined;
 
   constructor(
     private readonly options: DataPlaneWorkersOptions,
@@ -64,10 +67,11 @@ export class DataPlaneWorkers {
       onWarmWrite: sharedWarm && ((write) => sharedWarm.writes.apply(write)),
       // A worker killed while it read leaves its reader slot taken, and lmdb keeps the pages it saw.
       onWorkerExit: sharedWarm && (() => void sharedWarm.store.releaseStaleReaders()),
+      onPeerRequest: this.#peerRelay && ((request, reply) => void this.#peerRelay!.answer(request).then(reply)),
     });
     // Invalidations reach the workers from their fork on, not only once all serve.
     this.#supervisor = supervisor;
-    if (this.#warmJoinedEarly) supervisor.announce({ svc: 'warm-joined' });
+    for (const message of this.#early) supervisor.announce(message);
     await supervisor.start();
     const described = await this.#supervisor.calls.call<string>(DESCRIBE_CALL, null, { onFailure: 'report' });
     const dataUrl = described.answers[0];
@@ -83,10 +87,34 @@ export class DataPlaneWorkers {
     this.#sharedWarm = { store, writes };
   }
 
+  /**
+   * Lets the workers fetch from peers (strong mode): they are told the ring as the node's member sees
+   * it, now and on every change, and their requests to peers go through `relay`. Before start().
+   */
+  relayPeers(relay: PeerRelay): void {
+    this.#peerRelay = relay;
+    this.#announce({ svc: 'cluster-view', view: relay.view() });
+    relay.watch((view) => this.#announce({ svc: 'cluster-view', view }));
+  }
+
   /** Tells every worker, now or forked later, that the shared warm tier is indexed and may be read. */
   warmJoined(): void {
-    if (this.#supervisor === undefined) this.#warmJoinedEarly = true;
-    else this.#supervisor.announce({ svc: 'warm-joined' });
+    this.#announce({ svc: 'warm-joined' });
+  }
+
+  /** Tells every worker, now or forked later, that the node's cluster member has caught up. */
+  clusterCaughtUp(): void {
+    this.#announce({ svc: 'caught-up' });
+  }
+
+  #announce(message: WorkerMessage): void {
+    if (this.#supervisor !== undefined) this.#supervisor.announce(message);
+    else {
+      // One of each kind, the latest: a cluster view replaces the one before.
+      const earlier = this.#early.findIndex((each) => each.svc === message.svc);
+      if (earlier >= 0) this.#early.splice(earlier, 1);
+      this.#early.push(message);
+    }
   }
 
   /** Every worker, for the node's invalidation engine to apply each operation in before it answers. */

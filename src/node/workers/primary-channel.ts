@@ -8,7 +8,11 @@
 // stop and what a reload changes. A worker whose primary died (kill -9 included) stops as well: with
 // the OS handing out connections it would otherwise go on serving, unsupervised, on the port.
 import cluster from 'node:cluster';
-import { isWorkerMessage, type CallMessage, type ReplyMessage, type WarmWrite } from './worker-messages.js';
+import { TransportError, type TransportErrorCode } from '../../../cluster/index.js';
+import { isWorkerMessage, type CallMessage, type ClusterView, type PeerReplyMessage, type ReplyMessage, type WarmWrite } from './worker-messages.js';
+
+/** A peer request the primary has not answered within its timeout and this margin is given up here. */
+const PEER_REPLY_MARGIN_MS = 1_000;
 
 export type CallHandler = (payload: unknown) => unknown;
 
@@ -20,6 +24,14 @@ export class PrimaryChannel {
   #warmJoined: () => void = () => undefined;
   /** Resolves when the primary says the warm tier it owns is indexed and may be read. */
   readonly warmJoined = new Promise<void>((resolve) => (this.#warmJoined = resolve));
+  #caughtUp = false;
+  #onClusterView: ((view: ClusterView) => void) | undefined;
+  #firstClusterView: (view: ClusterView) => void = () => undefined;
+  #latestClusterView: ClusterView | undefined;
+  /** Resolves with the primary's first cluster view (strong mode: sent before anything a worker serves). */
+  readonly clusterView = new Promise<ClusterView>((resolve) => (this.#firstClusterView = resolve));
+  readonly #peerReplies = new Map<number, { resolve: (body: Uint8Array) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
+  #nextPeerRequest = 1;
 
   /** Opens the channel; only in a worker forked by node:cluster. */
   static open(): PrimaryChannel {
@@ -32,6 +44,9 @@ export class PrimaryChannel {
       if (!isWorkerMessage(message)) return;
       if (message.svc === 'call') this.#receive(message);
       else if (message.svc === 'warm-joined') this.#warmJoined();
+      else if (message.svc === 'caught-up') this.#caughtUp = true;
+      else if (message.svc === 'cluster-view') this.#viewed(message.view);
+      else if (message.svc === 'peer-reply') this.#peerReplied(message);
       else if (message.svc === 'stop') this.#stopAndExit();
     });
     process.on('disconnect', () => this.#stopAndExit());
@@ -47,6 +62,34 @@ export class PrimaryChannel {
     const held = this.#held.filter((call) => call.kind === kind);
     for (const call of held) this.#held.splice(this.#held.indexOf(call), 1);
     for (const call of held) void this.#run(call, handler);
+  }
+
+  /** Whether the primary said its cluster member has caught up (a node without one never says so). */
+  get caughtUp(): boolean {
+    return this.#caughtUp;
+  }
+
+  /** Calls `listener` with the cluster as the primary's member sees it: the latest view now, then every change. */
+  onClusterView(listener: (view: ClusterView) => void): void {
+    this.#onClusterView = listener;
+    if (this.#latestClusterView !== undefined) listener(this.#latestClusterView);
+  }
+
+  /**
+   * Sends a request to a peer through the primary's cluster member; rejects as the transport would
+   * (TransportError), and with code `timeout` when no answer comes back in time.
+   */
+  askPeer(member: string, channel: string, body: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
+    if (!process.connected) return Promise.reject(new TransportError('unreachable', 'the primary is gone'));
+    const id = this.#nextPeerRequest++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#peerReplies.delete(id);
+        reject(new TransportError('timeout', `no answer from ${member} through the primary within ${timeoutMs} ms`));
+      }, timeoutMs + PEER_REPLY_MARGIN_MS);
+      this.#peerReplies.set(id, { resolve, reject, timer });
+      process.send?.({ svc: 'peer-request', id, member, channel, body, timeoutMs });
+    });
   }
 
   /** What the worker does before it exits, when told to stop or when its primary is gone. */
@@ -67,6 +110,21 @@ export class PrimaryChannel {
   /** Tells the primary that this worker serves. */
   reportReady(): void {
     process.send?.({ svc: 'ready' });
+  }
+
+  #viewed(view: ClusterView): void {
+    this.#latestClusterView = view;
+    this.#firstClusterView(view);
+    this.#onClusterView?.(view);
+  }
+
+  #peerReplied(reply: PeerReplyMessage): void {
+    const pending = this.#peerReplies.get(reply.id);
+    if (pending === undefined) return;
+    this.#peerReplies.delete(reply.id);
+    clearTimeout(pending.timer);
+    if (reply.body !== undefined) pending.resolve(reply.body);
+    else pending.reject(new TransportError((reply.error?.code ?? 'unreachable') as TransportErrorCode, reply.error?.message ?? 'the peer did not answer'));
   }
 
   #receive(call: CallMessage): void {

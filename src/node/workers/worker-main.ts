@@ -9,8 +9,17 @@ import { startNode } from '../svc-node.js';
 import { WarmReader } from '../../store/warm/warm-reader.js';
 import { PrimaryChannel } from './primary-channel.js';
 import { WorkerWarmTier } from './worker-warm-tier.js';
+import { RelayedClusterMember } from './relayed-cluster-member.js';
 import { answerPrimaryCalls } from './worker-answers.js';
 import { WORKER_SLOT_VARIABLE } from './worker-supervisor.js';
+
+/** The primary's cluster member as this worker sees it, from the primary's first view on. */
+async function relayedMember(name: string, channel: PrimaryChannel): Promise<{ member: RelayedClusterMember; hopToken: string }> {
+  const view = await channel.clusterView;
+  const member = new RelayedClusterMember(name, (peer, peerChannel, body, timeoutMs) => channel.askPeer(peer, peerChannel, body, timeoutMs));
+  channel.onClusterView((next) => member.update(next));
+  return { member, hopToken: view.hopToken };
+}
 
 // First: a purge the primary sends while this worker starts is held, not lost.
 const channel = PrimaryChannel.open();
@@ -24,7 +33,17 @@ try {
   const config = await loadConfigFile(configFile);
   // The warm tier is the primary's, which opened it before forking this worker: read here, written there.
   const warm = config.warm ? new WorkerWarmTier(WarmReader.open(config.warm.path), (write) => channel.sendWarm(write)) : undefined;
-  const node = await startNode({ config, logger, configFile, role: 'worker', sharedWarm: warm && { tier: warm, joined: channel.warmJoined } });
+  // Strong mode: the ring and the peers are reached through the primary's cluster member.
+  const peers = config.cluster?.mode === 'strong' ? await relayedMember(config.cluster.node_name, channel) : undefined;
+  const node = await startNode({
+    config,
+    logger,
+    configFile,
+    role: 'worker',
+    sharedWarm: warm && { tier: warm, joined: channel.warmJoined },
+    clusterCaughtUp: () => channel.caughtUp,
+    peers,
+  });
   answerPrimaryCalls(channel, node, warm);
   channel.onStop(async () => {
     await node.stop();

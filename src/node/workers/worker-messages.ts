@@ -1,6 +1,7 @@
 // What the primary and its data-plane workers say to each other over the IPC channel node:cluster
 // opens. Every message carries `svc` so that the primary and the workers can tell them from other
 // messages on the same channel (prom-client's, Node's own internal ones are filtered by Node).
+import type { MemberInfo } from '../../../cluster/index.js';
 
 /** Primary → worker: run the handler of `kind` with `payload` and answer with the same id. */
 export interface CallMessage {
@@ -64,9 +65,67 @@ export interface WarmJoinedMessage {
   readonly svc: 'warm-joined';
 }
 
-export type WorkerMessage = CallMessage | ReplyMessage | ListeningMessage | ReadyMessage | FailedMessage | StopMessage | WarmWrite | WarmJoinedMessage;
+/**
+ * Primary → worker: the node's cluster member has caught up with the invalidations made while it was
+ * away (sent to every worker, and to each forked later). Until then a worker of a clustered node does
+ * not serve what was fetched before it started, as a single process does (ClusterNode.servable).
+ */
+export interface CaughtUpMessage {
+  readonly svc: 'caught-up';
+}
 
-const KINDS: ReadonlySet<unknown> = new Set(['call', 'reply', 'listening', 'ready', 'failed', 'stop', 'warm', 'warm-joined']);
+/** What a worker knows of its node's cluster member (relayed-cluster-member.ts). */
+export interface ClusterView {
+  /** The names that own keys on the ring, as the member's ring has them. */
+  readonly owners: readonly string[];
+  /** Every member the node knows, with its state. */
+  readonly members: readonly MemberInfo[];
+  /**
+   * The primary's peer-fetch hop token: a request its owner side forwards to the data plane, which a
+   * worker then answers itself (peer-routing.ts).
+   */
+  readonly hopToken: string;
+}
+
+/** Primary → worker: the cluster as the node's member sees it now (strong mode); sent on every change. */
+export interface ClusterViewMessage {
+  readonly svc: 'cluster-view';
+  readonly view: ClusterView;
+}
+
+/** Worker → primary: send this request to a peer through the node's member (strong mode's peer fetch). */
+export interface PeerRequestMessage {
+  readonly svc: 'peer-request';
+  readonly id: number;
+  readonly member: string;
+  readonly channel: string;
+  readonly body: Uint8Array;
+  readonly timeoutMs: number;
+}
+
+/** Primary → worker: the peer's answer to request `id`, or why there is none (a transport error's code). */
+export interface PeerReplyMessage {
+  readonly svc: 'peer-reply';
+  readonly id: number;
+  readonly body?: Uint8Array;
+  readonly error?: { readonly code: string | undefined; readonly message: string };
+}
+
+export type WorkerMessage =
+  | CallMessage
+  | ReplyMessage
+  | ListeningMessage
+  | ReadyMessage
+  | FailedMessage
+  | StopMessage
+  | WarmWrite
+  | WarmJoinedMessage
+  | CaughtUpMessage
+  | ClusterViewMessage
+  | PeerRequestMessage
+  | PeerReplyMessage;
+
+const KINDS: ReadonlySet<unknown> = new Set(['call', 'reply', 'listening', 'ready', 'failed', 'stop', 'warm', 'warm-joined', 'caught-up', 'cluster-view', 'peer-request', 'peer-reply']);
 
 export function isWorkerMessage(message: unknown): message is WorkerMessage {
   if (typeof message !== 'object' || message === null) return false;

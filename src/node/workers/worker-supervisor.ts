@@ -12,7 +12,7 @@ import type { Logger } from '../../observe/logger.js';
 import { relayLines, type LineSink } from './line-relay.js';
 import { DEFAULT_RESTART_BACKOFF, quickDeathsAfter, restartDelayMs, type RestartBackoff } from './restart-backoff.js';
 import { WorkerCalls } from './worker-calls.js';
-import { isWorkerMessage, type WarmWrite, type WorkerMessage } from './worker-messages.js';
+import { isWorkerMessage, type PeerReplyMessage, type PeerRequestMessage, type WarmWrite, type WorkerMessage } from './worker-messages.js';
 
 /** Who hands the data plane's connections to the workers. */
 export type ConnectionDistribution = 'round-robin' | 'os';
@@ -45,6 +45,8 @@ export interface WorkerSupervisorOptions {
   onWarmWrite?: (write: WarmWrite) => void;
   /** Told when a worker has exited, whatever the reason (before it is forked again). */
   onWorkerExit?: () => void;
+  /** Sends a worker's request to a peer (strong mode); `reply` answers that worker. Without it, such requests get no answer. */
+  onPeerRequest?: (request: PeerRequestMessage, reply: (message: PeerReplyMessage) => void) => void;
 }
 
 /** As long as a drain may take (the node's DRAIN_TIMEOUT_MS), with a margin to close. */
@@ -69,8 +71,8 @@ export class WorkerSupervisor {
   #stopping = false;
   #restarts = 0;
   #firstStart: { resolve: () => void; reject: (error: Error) => void } | undefined;
-  /** What every worker is told once, including those forked later (announce()). */
-  readonly #announcements: WorkerMessage[] = [];
+  /** What every worker is told once, including those forked later (announce()); one message per kind. */
+  #announcements: WorkerMessage[] = [];
   /** What was sent to workers that do not listen yet, in order (see ListeningMessage). */
   readonly #outboxes = new Map<Worker, { message: WorkerMessage; onError: (error: Error) => void }[]>();
 
@@ -134,8 +136,12 @@ export class WorkerSupervisor {
     return this.#slots.map((slot) => slot.worker?.process.pid);
   }
 
-  /** Tells every worker `message` now, and every worker forked from now on as it starts. */
+  /**
+   * Tells every worker `message` now, and every worker forked from now on as it starts. A message of
+   * the kind announced before replaces it for those (a cluster view is told as it is now).
+   */
   announce(message: WorkerMessage): void {
+    this.#announcements = this.#announcements.filter((earlier) => earlier.svc !== message.svc);
     this.#announcements.push(message);
     for (const worker of this.#liveWorkers()) if (worker.isConnected()) this.#send(worker, message, () => undefined);
   }
@@ -180,6 +186,7 @@ export class WorkerSupervisor {
       else if (message.svc === 'ready') this.#ready(slot, worker);
       else if (message.svc === 'failed') this.#failed(slot, worker, message.message);
       else if (message.svc === 'warm') this.#options.onWarmWrite?.(message);
+      else if (message.svc === 'peer-request') this.#options.onPeerRequest?.(message, (reply) => this.#send(worker, reply, () => undefined));
       else this.calls.workerMessage(worker.id, message);
     });
     // 'exit' comes once per worker, however it ended; an 'error' (a failed send) is followed by it.

@@ -42,30 +42,71 @@ async function until(what: string, check: () => Promise<boolean>, nodes: Node[])
   }
 }
 
+interface TwoNodes {
+  nodes: [Node, Node];
+  /** Starts node `i` (0: a, 1: b) again on its configuration, ports and warm tier. */
+  launch(i: number): Node;
+  close(): Promise<void>;
+}
+
+/**
+ * Two `svc serve` nodes, a and b, in one cluster of `mode`, each with two workers (and a warm tier
+ * when `warm`), in front of `originUrl`; resolves once each sees two members.
+ */
+async function startTwoNodes(originUrl: string, mode: 'eventual' | 'strong', warm: boolean): Promise<TwoNodes> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-cluster-workers-'));
+  const gossip = [await freePort(), await freePort()];
+  const ports = [
+    [await freePort(), await freePort()],
+    [await freePort(), await freePort()],
+  ] as const;
+  const configs = ['a', 'b'].map((name) => join(dir, `${name}.yaml`));
+  for (const [i, name] of ['a', 'b'].entries()) {
+    await writeFile(
+      configs[i]!,
+      `listen: 127.0.0.1:${ports[i]![0]}\nadmin: { listen: "127.0.0.1:${ports[i]![1]}" }\nworkers: 2\nhop_limit: 2\n` +
+        (warm ? `warm: { path: "${join(dir, name, 'warm')}", max_bytes: 10000000 }\n` : '') +
+        `pools: [{ name: o, upstreams: ["${originUrl}"] }]\nroutes: [{ name: all, pool: o }]\n` +
+        `cluster: { mode: ${mode}, node_name: ${name}, secret: "${CLUSTER_SECRET}", bind: "127.0.0.1:${gossip[i]}", join: [${gossip.map((port) => `"127.0.0.1:${port}"`).join(', ')}] }\n`,
+    );
+  }
+  const nodes: Node[] = [];
+  const launch = (i: number): Node => {
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', configs[i]!], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SVC_ADMIN_TOKEN: TOKEN } });
+    const node: Node = { dataUrl: `http://127.0.0.1:${ports[i]![0]}`, adminUrl: `http://127.0.0.1:${ports[i]![1]}`, child, output: '' };
+    child.stdout!.on('data', (chunk: Buffer) => (node.output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (node.output += chunk.toString()));
+    nodes[i] = node;
+    return node;
+  };
+  const close = async (): Promise<void> => {
+    for (const node of nodes) {
+      if (node.child.exitCode !== null || node.child.signalCode !== null) continue;
+      const exited = once(node.child, 'exit');
+      node.child.kill('SIGCONT');
+      node.child.kill('SIGTERM');
+      await exited;
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+  launch(0);
+  launch(1);
+  try {
+    await until('both nodes ready with two members each', async () => (await Promise.all(nodes.map(stats))).every((each) => each.ring?.members === 2), nodes);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { nodes: nodes as [Node, Node], launch, close };
+}
+
 test('an eventual cluster of two nodes with two workers each: one member per node, and a purge reaches every worker of the other node', async () => {
   let fetches = 0;
   const origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=300' }, body: `fetch ${++fetches}` }));
-  const dir = await mkdtemp(join(tmpdir(), 'svc-cluster-workers-'));
-  const nodes: Node[] = [];
+  const cluster = await startTwoNodes(origin.url, 'eventual', false);
+  const { nodes } = cluster;
   try {
-    const gossip = [await freePort(), await freePort()];
-    for (const [i, name] of ['a', 'b'].entries()) {
-      const [dataPort, adminPort] = [await freePort(), await freePort()];
-      const config = join(dir, `${name}.yaml`);
-      await writeFile(
-        config,
-        `listen: 127.0.0.1:${dataPort}\nadmin: { listen: "127.0.0.1:${adminPort}" }\nworkers: 2\n` +
-          `pools: [{ name: o, upstreams: ["${origin.url}"] }]\nroutes: [{ name: all, pool: o }]\n` +
-          `cluster: { mode: eventual, node_name: ${name}, secret: "${CLUSTER_SECRET}", bind: "127.0.0.1:${gossip[i]}", join: [${gossip.map((port) => `"127.0.0.1:${port}"`).join(', ')}] }\n`,
-      );
-      const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SVC_ADMIN_TOKEN: TOKEN } });
-      const node: Node = { dataUrl: `http://127.0.0.1:${dataPort}`, adminUrl: `http://127.0.0.1:${adminPort}`, child, output: '' };
-      child.stdout!.on('data', (chunk: Buffer) => (node.output += chunk.toString()));
-      child.stderr!.on('data', (chunk: Buffer) => (node.output += chunk.toString()));
-      nodes.push(node);
-    }
-    const [a, b] = nodes as [Node, Node];
-    await until('both nodes ready with two members each', async () => (await Promise.all(nodes.map(stats))).every((each) => each.ring?.members === 2), nodes);
+    const [a, b] = nodes;
 
     // Bursts of fresh connections until both of b's workers hold the object.
     await until(
@@ -85,13 +126,84 @@ test('an eventual cluster of two nodes with two workers each: one member per nod
     const after = await Promise.all(Array.from({ length: 8 }, () => rawHttpGet(`${b.dataUrl}/shared`, {})));
     for (const answer of after) assert.ok(Number(answer.body.split(' ')[1]) > fetchedBeforePurge, `a copy fetched before the purge: ${answer.body}`);
   } finally {
-    for (const node of nodes) {
-      if (node.child.exitCode !== null || node.child.signalCode !== null) continue;
-      const exited = once(node.child, 'exit');
-      node.child.kill('SIGTERM');
-      await exited;
-    }
+    await cluster.close();
     await origin.close();
-    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a restarted node whose workers share a warm tier serves nothing fetched before it started until it has caught up', async () => {
+  let fetches = 0;
+  const origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=300' }, body: `fetch ${++fetches}` }));
+  const cluster = await startTwoNodes(origin.url, 'eventual', true);
+  try {
+    const [a, b] = cluster.nodes;
+    const old = await rawHttpGet(`${b.dataUrl}/kept`, {});
+    assert.equal(old.body, 'fetch 1');
+    // b's warm tier holds the object once the primary committed the worker's store.
+    await sleep(500);
+    const stopped = once(b.child, 'exit');
+    b.child.kill('SIGTERM');
+    await stopped;
+    // Purged while b is down; then a is paused, so that b cannot catch up when it comes back.
+    const purge = await fetchRaw(`${a.adminUrl}/v1/purge`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ url: `${b.dataUrl}/kept` }) });
+    assert.equal(purge.status, 200);
+    a.child.kill('SIGSTOP');
+    try {
+      const restarted = cluster.launch(1);
+      await until(
+        "b's warm tier indexed and its workers serving",
+        async () => restarted.output.includes('"msg":"warm tier indexed"') && (await rawHttpGet(`${restarted.dataUrl}/probe`, {})).status === 200,
+        cluster.nodes,
+      );
+      await sleep(300);
+      const detail = JSON.parse((await fetchRaw(`${restarted.adminUrl}/readyz?detail=1`)).body) as { conditions: { name: string; ready: boolean }[] };
+      assert.equal(detail.conditions.find((condition) => condition.name === 'cluster_caught_up')?.ready, false, 'b has not caught up');
+      const answers = await Promise.all(Array.from({ length: 8 }, () => rawHttpGet(`${restarted.dataUrl}/kept`, {})));
+      for (const answer of answers) assert.notEqual(answer.body, 'fetch 1', `b served the copy fetched before it stopped, which a purge it has not seen yet covers (${String(answer.headers['x-cache'])})`);
+    } finally {
+      a.child.kill('SIGCONT');
+    }
+  } finally {
+    await cluster.close();
+    await origin.close();
+  }
+});
+
+test('a strong cluster of two nodes with two workers and a warm tier each: every worker asks the owner, through its primary, and the origin is asked once', async () => {
+  let fetches = 0;
+  const origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=300' }, body: `fetch ${++fetches}` }));
+  const cluster = await startTwoNodes(origin.url, 'strong', true);
+  try {
+    const [a] = cluster.nodes;
+    // A path b owns, as a's member places it.
+    let path = '';
+    for (let i = 0; path === ''; i++) {
+      const owner = JSON.parse((await fetchRaw(`${a.adminUrl}/v1/stats?url=${encodeURIComponent(`${a.dataUrl}/owned-${i}`)}`, { headers: AUTH })).body) as { ring: { owner: string } };
+      if (owner.ring.owner === 'b') path = `/owned-${i}`;
+    }
+    // The first request makes b fetch, and b's warm tier, which both of b's workers read, holds it
+    // once the primary committed it; then bursts of fresh connections reach both of a's workers.
+    assert.equal((await rawHttpGet(`${a.dataUrl}${path}`, {})).body, 'fetch 1');
+    await sleep(500);
+    const answers: { body: string; cache: string }[] = [];
+    for (let burst = 0; burst < 6; burst++) {
+      for (const answer of await Promise.all(Array.from({ length: 8 }, () => rawHttpGet(`${a.dataUrl}${path}`, {})))) {
+        answers.push({ body: answer.body, cache: String(answer.headers['x-cache']) });
+      }
+    }
+    for (const answer of answers) assert.equal(answer.body, 'fetch 1', `every answer is the owner's one fetch (${answer.cache})`);
+    assert.equal(origin.requests.filter((request) => request.url === path).length, 1);
+    // a keeps no copy of what b owns.
+    assert.equal((await stats(a)).tiers.hot.entries, 0);
+    // The peer fetches were a's workers': /metrics sums them. Only the first missed at b; requests
+    // that arrive together in one worker share one peer fetch.
+    const metrics = (await fetchRaw(`${a.adminUrl}/metrics`)).body;
+    const hits = Number(/^svc_peer_fetch_hits_total (\d+)$/m.exec(metrics)?.[1]);
+    const misses = Number(/^svc_peer_fetch_misses_total (\d+)$/m.exec(metrics)?.[1]);
+    assert.equal(misses, 1, metrics);
+    assert.ok(hits >= 1 && hits <= answers.length, `${hits} peer fetches answered from b's cache for ${answers.length} answers`);
+  } finally {
+    await cluster.close();
+    await origin.close();
   }
 });

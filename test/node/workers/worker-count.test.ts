@@ -4,9 +4,8 @@ import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { workerCount } from '../../../src/node/workers/worker-count.js';
 
-test('workers: the configured number, else one per core, else 1 in a strong-mode cluster (whose ring workers do not share)', () => {
-  assert.equal(workerCount({ workers: 3, cluster: undefined }), 3);
-  assert.equal(workerCount({ workers: undefined, cluster: undefined }), availableParallelism());
-  assert.equal(workerCount({ workers: undefined, cluster: { mode: 'strong' } as never }), 1);
-  assert.equal(workerCount({ workers: undefined, cluster: { mode: 'eventual' } as never }), availableParallelism());
+test('workers: the configured number, else one per core', () => {
+  assert.equal(workerCount({ workers: 3 }), 3);
+  assert.equal(workerCount({ workers: 1 }), 1);
+  assert.equal(workerCount({ workers: undefined }), availableParallelism());
 });
