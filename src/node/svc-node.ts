@@ -57,11 +57,9 @@ import { registerNodeReloadSteps } from './reload/node-reload-steps.js';
 import { createFileReload } from './reload/reload-from-file.js';
 import { DataPlaneWorkers, type DataPlaneWorkersOptions } from './workers/data-plane-workers.js';
 import { workerCount } from './workers/worker-count.js';
-import { SharedWarmWrites } from './workers/shared-warm-writes.js';
+import { shareWarmWithWorkers } from './workers/share-warm.js';
 import { PeerRelay } from './workers/peer-relay.js';
-import { PeerFetcher, type PeerFetchMember } from '../clustering/peer-fetcher.js';
-import { PeerRouting, type RoutingMember } from '../clustering/peer-routing.js';
-import { registerPeerFetchMetrics } from '../clustering/cluster-metrics.js';
+import { createWorkerPeerFetcher, type WorkerPeers } from './workers/worker-peer-fetcher.js';
 import type { CacheStore } from '../store/cache-store.js';
 
 export interface StartNodeOptions {
@@ -99,7 +97,7 @@ export interface StartNodeOptions {
    * A worker of a strong-mode node: its primary's cluster member as the worker sees it, and the
    * primary's peer-fetch hop token. The worker asks owners through it (relayed-cluster-member.ts).
    */
-  peers?: { member: PeerFetchMember & RoutingMember; hopToken: string };
+  peers?: WorkerPeers;
 }
 
 export interface SvcNode {
@@ -309,19 +307,8 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     replicas: workers?.replicas(),
   });
   metrics.bindBans(invalidator);
-  if (workers && warm) {
-    // The workers read the warm tier from disk and send their changes here, its one writer. They may
-    // read it once it has joined this cache and what joining deleted is on disk.
-    const shared = warm;
-    workers.shareWarm(shared, new SharedWarmWrites({ warm: () => (cache.warm === undefined ? undefined : shared), admissible: (entry) => invalidator.admissible(entry), logger }));
-    cache.warmJoined
-      .then(async () => {
-        if (cache.warm === undefined) return;
-        await shared.flush();
-        workers.warmJoined();
-      })
-      .catch((error: unknown) => logger.error({ err: error }, 'the warm tier joined but could not be flushed: the workers serve without it'));
-  }
+  // The workers read the warm tier from disk and send their changes here, its one writer.
+  if (workers && warm) shareWarmWithWorkers(workers, warm, cache, invalidator, logger);
   await readiness.phase('log_replay', () => invalidator.start());
   teardown.add(() => invalidator.stop());
   // With workers, an invalidation is applied in every one of them before it is answered.
@@ -375,22 +362,18 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
   // Strong mode with workers: they learn the ring from this member and ask owners through it.
   if (workers && cluster?.peerFetcher) workers.relayPeers(new PeerRelay(cluster.member, cluster.peerFetcher.hopToken));
   const workerPeers = isWorker && config.cluster ? options.peers : undefined;
-  const peerFetcher =
-    cluster?.peerFetcher ??
-    (workerPeers &&
-      config.cluster &&
-      new PeerFetcher({
-        member: workerPeers.member,
-        routing: new PeerRouting(workerPeers.member, config.cluster.peer_timeout, workerPeers.hopToken),
-        hopLimit: config.hop_limit!,
-        dataPlaneUrl: () => dataUrl,
-        counters: registerPeerFetchMetrics(metrics.registry),
-        freshEntry: (key, requestHeaders) => cacheFlow.freshEntry(key, requestHeaders),
-        now,
-        maxObjectBytes: config.max_object_bytes,
-        writeIdleTimeoutMs: config.client_write_idle_timeout,
-      }));
-  if (workerPeers && peerFetcher) teardown.add(() => peerFetcher.close());
+  const workerPeerFetcher =
+    workerPeers &&
+    config.cluster &&
+    createWorkerPeerFetcher(workerPeers, {
+      config: { ...config, cluster: config.cluster },
+      metrics,
+      now,
+      dataPlaneUrl: () => dataUrl,
+      freshEntry: (key, requestHeaders) => cacheFlow.freshEntry(key, requestHeaders),
+    });
+  if (workerPeerFetcher) teardown.add(() => workerPeerFetcher.close());
+  const peerFetcher = cluster?.peerFetcher ?? workerPeerFetcher;
   const startedMs = now();
   const caughtUp = isWorker && config.cluster ? options.clusterCaughtUp : undefined;
   const servable = cluster

@@ -1,0 +1,21 @@
+// The primary's side of sharing its warm tier with its data-plane workers: their changes are applied
+// here, its one writer, and they are told they may read it once it has joined this process's cache
+// and what joining deleted is on disk (docs/storage.md "Shared by data-plane workers").
+import type { TieredCache } from '../../cache/tiered-cache.js';
+import type { InvalidationEngine } from '../../invalidation/create-invalidator.js';
+import type { Logger } from '../../observe/logger.js';
+import type { WarmStore } from '../../store/warm/warm-store.js';
+import type { DataPlaneWorkers } from './data-plane-workers.js';
+import { SharedWarmWrites } from './shared-warm-writes.js';
+
+export function shareWarmWithWorkers(workers: DataPlaneWorkers, warm: WarmStore, cache: TieredCache, invalidator: InvalidationEngine, logger: Logger): void {
+  const writes = new SharedWarmWrites({ warm: () => (cache.warm === undefined ? undefined : warm), admissible: (entry) => invalidator.admissible(entry), logger });
+  workers.shareWarm(warm, writes);
+  cache.warmJoined
+    .then(async () => {
+      if (cache.warm === undefined) return;
+      await warm.flush();
+      workers.warmJoined();
+    })
+    .catch((error: unknown) => logger.error({ err: error }, 'the warm tier joined but could not be flushed: the workers serve without it'));
+}
