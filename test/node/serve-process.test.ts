@@ -36,7 +36,9 @@ describe('svc serve', () => {
     const config = join(dir, 'svc.yaml');
     await writeFile(
       config,
-      `listen: 127.0.0.1:${dataPort}\nadmin: { listen: "127.0.0.1:${adminPort}" }\nwarm: { path: ${JSON.stringify(join(dir, 'warm'))}, max_bytes: 10000000 }\n` +
+      // One process: the second request must find what the first stored (with workers it could land
+      // on another worker before the warm tier has the entry).
+      `listen: 127.0.0.1:${dataPort}\nadmin: { listen: "127.0.0.1:${adminPort}" }\nworkers: 1\nwarm: { path: ${JSON.stringify(join(dir, 'warm'))}, max_bytes: 10000000 }\n` +
         `pools: [{ name: o, upstreams: ["${origin.url}"] }]\nroutes: [{ name: all, pool: o }]\n`,
     );
     const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SVC_ADMIN_TOKEN: 'serve-test-token-0123456789' } });

@@ -8,27 +8,17 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestOrigin, type TestOrigin } from '../../support/test-origin.js';
 import { freePort } from '../../support/free-port.js';
 import { fetchRaw, rawHttpGet } from '../../support/http.js';
+import { BURST, CLI, MAX_BURSTS, workerPids, type Served } from '../../support/workers/serve-process.js';
 
-const CLI = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const TOKEN = 'workers-test-token-0123456789';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
-/** Connections opened at once: enough that an idle kernel wakes both workers. */
-const BURST = 8;
-/** Bursts tried before a test gives up on reaching both workers. */
-const MAX_BURSTS = 60;
-
-interface Served {
-  cache: string;
-  fetch: number;
-}
 
 let origin: TestOrigin;
 let dir: string;
@@ -66,9 +56,8 @@ async function untilBothWorkersHold(path: string): Promise<Served[]> {
 }
 
 /** The primary's child processes: its workers. */
-async function workerPids(): Promise<number[]> {
-  const listed = await readFile(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8');
-  return listed.trim().split(/\s+/).filter(Boolean).map(Number);
+async function primaryWorkers(): Promise<number[]> {
+  return workerPids(child.pid!);
 }
 
 describe('svc serve with two data-plane workers', () => {
@@ -111,7 +100,7 @@ describe('svc serve with two data-plane workers', () => {
   });
 
   test('the primary forks two workers, and the data plane is served by both', async () => {
-    assert.equal((await workerPids()).length, 2);
+    assert.equal((await primaryWorkers()).length, 2);
     await untilBothWorkersHold('/both');
     const detail = JSON.parse((await fetchRaw(`${adminUrl}/readyz?detail=1`)).body) as { conditions: { name: string; reason: string }[] };
     assert.match(detail.conditions.find((condition) => condition.name === 'data_listener_bound')!.reason, /\(2 of 2 workers\)$/);
@@ -146,13 +135,13 @@ describe('svc serve with two data-plane workers', () => {
   });
 
   test('a worker killed with SIGKILL is forked again and logged, and the node stays ready meanwhile', async () => {
-    const [victim, other] = await workerPids();
+    const [victim, other] = await primaryWorkers();
     assert.ok(victim !== undefined && other !== undefined, 'two worker processes');
     process.kill(victim, 'SIGKILL');
     for (let i = 0; ; i++) {
       assert.equal((await fetchRaw(`${adminUrl}/readyz`)).status, 200, 'ready while a worker is forked again');
       assert.equal((await rawHttpGet(`${dataUrl}/both`, {})).status, 200, 'served while a worker is forked again');
-      const now = await workerPids();
+      const now = await primaryWorkers();
       if (now.length === 2 && !now.includes(victim)) break;
       if (i === 100) throw new Error(`the killed worker was not forked again: ${now.join(' ')}`);
       await sleep(50);

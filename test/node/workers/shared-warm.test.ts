@@ -6,25 +6,17 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestOrigin, type TestOrigin } from '../../support/test-origin.js';
 import { freePort } from '../../support/free-port.js';
 import { fetchRaw, rawHttpGet } from '../../support/http.js';
+import { BURST, CLI, MAX_BURSTS, workerPids, type Served } from '../../support/workers/serve-process.js';
 
-const CLI = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const TOKEN = 'shared-warm-test-token-0123456789';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
-const BURST = 8;
-const MAX_BURSTS = 60;
-
-interface Served {
-  cache: string;
-  fetch: number;
-}
 
 interface Tiers {
   hot: { entries: number };
@@ -67,11 +59,6 @@ async function until(what: string, check: () => Promise<boolean>): Promise<void>
     if (i === 200) throw new Error(`${what} did not happen:\n${stdout}`);
     await sleep(50);
   }
-}
-
-async function workerPids(pid: number): Promise<number[]> {
-  const listed = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
-  return listed.trim().split(/\s+/).filter(Boolean).map(Number);
 }
 
 async function startSvc(): Promise<void> {
