@@ -155,9 +155,14 @@ test('a restarted node whose workers share a warm tier serves nothing fetched be
         async () => restarted.output.includes('"msg":"warm tier indexed"') && (await rawHttpGet(`${restarted.dataUrl}/probe`, {})).status === 200,
         cluster.nodes,
       );
+      // The member starts after the data plane: wait until it says it is catching up.
+      const caughtUp = async (): Promise<boolean | undefined> => {
+        const detail = JSON.parse((await fetchRaw(`${restarted.adminUrl}/readyz?detail=1`)).body) as { conditions: { name: string; ready: boolean }[] };
+        return detail.conditions.find((condition) => condition.name === 'cluster_caught_up')?.ready;
+      };
+      await until("b's member started", async () => (await caughtUp()) !== undefined, cluster.nodes);
       await sleep(300);
-      const detail = JSON.parse((await fetchRaw(`${restarted.adminUrl}/readyz?detail=1`)).body) as { conditions: { name: string; ready: boolean }[] };
-      assert.equal(detail.conditions.find((condition) => condition.name === 'cluster_caught_up')?.ready, false, 'b has not caught up');
+      assert.equal(await caughtUp(), false, 'b has not caught up');
       const answers = await Promise.all(Array.from({ length: 8 }, () => rawHttpGet(`${restarted.dataUrl}/kept`, {})));
       for (const answer of answers) assert.notEqual(answer.body, 'fetch 1', `b served the copy fetched before it stopped, which a purge it has not seen yet covers (${String(answer.headers['x-cache'])})`);
     } finally {
