@@ -36,6 +36,10 @@ export class LogOutput implements DestinationStream {
 
   constructor(format: LogFormat = 'json') {
     this.setFormat(format);
+    // What reads standard output is gone (a closed pipe): nothing written will ever be read.
+    this.#sink.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') this.abandon();
+    });
   }
 
   get format(): LogFormat {
@@ -65,6 +69,7 @@ export class LogOutput implements DestinationStream {
    * write that fails every time (sonic-boom retries any error there, a broken pipe included).
    */
   abandon(): void {
+    if (this.#abandoned) return;
     this.#abandoned = true;
     this.#sink.destroy();
   }

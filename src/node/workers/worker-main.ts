@@ -24,9 +24,13 @@ async function relayedMember(name: string, channel: PrimaryChannel): Promise<{ m
 // First: a purge the primary sends while this worker starts is held, not lost.
 const channel = PrimaryChannel.open();
 const output = new LogOutput('json');
-// Node exits a cluster worker at once when its primary is gone (before any listener of ours runs).
-// Nobody reads this output then, and the exit's last flush of it would retry the broken pipe forever.
+// Nobody reads this output once the primary is gone, and the exit's last flush of it would retry the
+// broken pipe forever. Node exits a cluster worker at once when its primary is gone (before any
+// listener of ours runs); a worker that stops by itself checks as it exits.
 process.prependListener('disconnect', () => output.abandon());
+process.prependListener('exit', () => {
+  if (!process.connected) output.abandon();
+});
 const logger = createLogger({ destination: output });
 const configFile = process.argv[2]!;
 try {

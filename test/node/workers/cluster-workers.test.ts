@@ -14,6 +14,7 @@ import { startTestOrigin } from '../../support/test-origin.js';
 import { freePort } from '../../support/free-port.js';
 import { fetchRaw, rawHttpGet } from '../../support/http.js';
 import { CLUSTER_SECRET } from '../../support/svc-cluster.js';
+import { untilWarmSynced } from '../../support/workers/serve-process.js';
 
 const CLI = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const TOKEN = 'cluster-workers-token-0123456789';
@@ -137,10 +138,11 @@ test('a restarted node whose workers share a warm tier serves nothing fetched be
   const cluster = await startTwoNodes(origin.url, 'eventual', true);
   try {
     const [a, b] = cluster.nodes;
+    const before = Date.now();
     const old = await rawHttpGet(`${b.dataUrl}/kept`, {});
     assert.equal(old.body, 'fetch 1');
     // b's warm tier holds the object once the primary committed the worker's store.
-    await sleep(500);
+    await untilWarmSynced(b.adminUrl, before);
     const stopped = once(b.child, 'exit');
     b.child.kill('SIGTERM');
     await stopped;
@@ -188,8 +190,9 @@ test('a strong cluster of two nodes with two workers and a warm tier each: every
     }
     // The first request makes b fetch, and b's warm tier, which both of b's workers read, holds it
     // once the primary committed it; then bursts of fresh connections reach both of a's workers.
+    const before = Date.now();
     assert.equal((await rawHttpGet(`${a.dataUrl}${path}`, {})).body, 'fetch 1');
-    await sleep(500);
+    await untilWarmSynced(cluster.nodes[1].adminUrl, before);
     const answers: { body: string; cache: string }[] = [];
     for (let burst = 0; burst < 6; burst++) {
       for (const answer of await Promise.all(Array.from({ length: 8 }, () => rawHttpGet(`${a.dataUrl}${path}`, {})))) {

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestOrigin, type TestOrigin } from '../../support/test-origin.js';
 import { freePort } from '../../support/free-port.js';
 import { fetchRaw, rawHttpGet } from '../../support/http.js';
-import { BURST, CLI, MAX_BURSTS, workerPids, type Served } from '../../support/workers/serve-process.js';
+import { BURST, CLI, MAX_BURSTS, untilWarmSynced, workerPids, type Served } from '../../support/workers/serve-process.js';
 
 const TOKEN = 'shared-warm-test-token-0123456789';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -121,11 +121,12 @@ describe('svc serve with two data-plane workers sharing one warm tier', () => {
   });
 
   test('an object one worker fetched is served by the other from the warm tier: the origin is asked once', async () => {
+    const before = Date.now();
     const first = await get('/shared');
     assert.deepEqual(first, { cache: 'MISS', fetch: 1 });
     // The primary indexes the store at once and commits it a moment later.
     await until('the primary holds the object in the warm tier', async () => (await tiers()).warm.entries === 1);
-    await sleep(300);
+    await untilWarmSynced(adminUrl, before);
     // The first worker holds it in its hot tier already: the other's copy comes from the warm tier.
     const answers = await untilBothWorkersHold('/shared', 1);
     for (const answer of answers) assert.deepEqual(answer, { cache: 'HIT', fetch: 1 }, 'every later answer is the first fetch, from either tier');
@@ -150,11 +151,12 @@ describe('svc serve with two data-plane workers sharing one warm tier', () => {
 
   test('a ban answered by the admin API hides the object in every worker, warm copies included', async () => {
     const warmBefore = (await tiers()).warm.entries;
+    const before = Date.now();
     await get('/banned/a');
     // Not asked for again before the workers restart (below): its warm record stays until a prune.
     await get('/banned/b');
     await until('the primary holds the banned objects', async () => (await tiers()).warm.entries === warmBefore + 2);
-    await sleep(300);
+    await untilWarmSynced(adminUrl, before);
     const lastFetchBefore = origin.requests.length;
     fetchesAtBan = lastFetchBefore;
     const ban = await fetchRaw(`${adminUrl}/v1/ban`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ path_regex: '^/banned/' }) });
