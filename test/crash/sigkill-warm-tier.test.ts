@@ -17,7 +17,7 @@ import { freePort } from '../support/free-port.js';
 import { metricValue } from '../support/caching-fixture.js';
 import { openWarmTables } from '../../src/store/warm/tables.js';
 import { decodeEntry } from '../../src/store/warm/record-codec.js';
-import { workerPids } from '../support/workers/serve-process.js';
+import { killWithWorkers } from '../support/workers/serve-process.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 /** How long each round's load runs before the kill, ms: varied so kills land at different points. */
@@ -137,29 +137,6 @@ describe('SIGKILL during a write-heavy load', { timeout: 90_000 }, () => {
     return { process: started, stderr: () => stderr };
   }
 
-  /**
-   * SIGKILLs svc. Its data-plane workers (one per core: the configuration leaves `workers` out) see
-   * their primary gone and exit, holding the data-plane port until they do: a restart waits for them,
-   * as a supervisor that stops the whole process group would.
-   */
-  async function killWithWorkers(killed: Child): Promise<void> {
-    const workers = await workerPids(killed.process.pid!);
-    killed.process.kill('SIGKILL');
-    await once(killed.process, 'exit');
-    const alive = (pid: number): boolean => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    for (let i = 0; workers.some(alive); i++) {
-      if (i === 400) assert.fail(`the workers of the killed svc did not exit: ${workers.filter(alive).join(' ')}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-
   /** Asserts one answer is the origin's body exactly; returns its X-Cache. */
   function assertIdentical(url: string, answer: NonNullable<Awaited<ReturnType<typeof fetchBody>>>): string | undefined {
     assert.equal(answer.status, 200, url);
@@ -213,7 +190,8 @@ describe('SIGKILL during a write-heavy load', { timeout: 90_000 }, () => {
         }
       });
       await new Promise((resolve) => setTimeout(resolve, loadMs));
-      await killWithWorkers(child);
+      // Its workers (one per core: the configuration leaves `workers` out) hold the port until they exit.
+      await killWithWorkers(child.process);
       await Promise.all(clients);
       assert.deepEqual(failures, [], `round ${round}: every answer during the load was whole`);
     }

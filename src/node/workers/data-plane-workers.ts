@@ -38,7 +38,7 @@ const RELOAD_CALL_TIMEOUT_MS = 10_000;
 export class DataPlaneWorkers {
   #supervisor: WorkerSupervisor | undefined;
   /** What was to be told to every worker before they were forked: they are told as they start. */
-  readonly #early: WorkerMessage[] = [];
+  readonly #early = new Map<WorkerMessage['svc'], WorkerMessage>();
   #sharedWarm: { store: WarmStore; writes: SharedWarmWrites } | undefined;
   #peerRelay: PeerRelay | undefined;
 
@@ -71,7 +71,7 @@ export class DataPlaneWorkers {
     });
     // Invalidations reach the workers from their fork on, not only once all serve.
     this.#supervisor = supervisor;
-    for (const message of this.#early) supervisor.announce(message);
+    for (const message of this.#early.values()) supervisor.announce(message);
     await supervisor.start();
     const described = await this.#supervisor.calls.call<string>(DESCRIBE_CALL, null, { onFailure: 'report' });
     const dataUrl = described.answers[0];
@@ -108,14 +108,11 @@ export class DataPlaneWorkers {
   }
 
   #announce(message: WorkerMessage): void {
-    if (this.#supervisor !== undefined) this.#supervisor.announce(message);
-    else {
-      // One of each kind, the latest: a cluster view replaces the one before.
-      const earlier = this.#early.findIndex((each) => each.svc === message.svc);
-      if (earlier >= 0) this.#early.splice(earlier, 1);
-      this.#early.push(message);
-    }
+    // One of each kind, the latest: a cluster view replaces the one before (as announce() does).
+    if (this.#supervisor === undefined) this.#early.set(message.svc, message);
+    else this.#supervisor.announce(message);
   }
+
 
   /** Every worker, for the node's invalidation engine to apply each operation in before it answers. */
   replicas(): InvalidationReplicas {

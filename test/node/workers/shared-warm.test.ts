@@ -5,7 +5,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestOrigin, type TestOrigin } from '../../support/test-origin.js';
 import { freePort } from '../../support/free-port.js';
 import { fetchRaw, rawHttpGet } from '../../support/http.js';
-import { BURST, CLI, MAX_BURSTS, untilWarmSynced, workerPids, type Served } from '../../support/workers/serve-process.js';
+import { BURST, CLI, killWithWorkers, MAX_BURSTS, untilWarmSynced, workerPids, type Served } from '../../support/workers/serve-process.js';
 
 const TOKEN = 'shared-warm-test-token-0123456789';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -76,26 +75,6 @@ async function startSvc(): Promise<void> {
   await until('the warm tier indexed', async () => stdout.includes('"msg":"warm tier indexed"'));
 }
 
-async function killSvc(): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const pid = child.pid!;
-  const workers = await workerPids(pid);
-  const exited = once(child, 'exit');
-  child.kill('SIGKILL');
-  await exited;
-  // Workers stop when their primary is gone; none may be left serving the port.
-  await until('the workers exit after their primary', async () => workers.every((worker) => !existsProcess(worker)));
-}
-
-function existsProcess(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('svc serve with two data-plane workers sharing one warm tier', () => {
   before(async () => {
     let fetches = 0;
@@ -115,7 +94,7 @@ describe('svc serve with two data-plane workers sharing one warm tier', () => {
   });
 
   after(async () => {
-    await killSvc();
+    await killWithWorkers(child);
     await origin.close();
     await rm(dir, { recursive: true, force: true });
   });
@@ -189,7 +168,7 @@ describe('svc serve with two data-plane workers sharing one warm tier', () => {
   });
 
   test('after the primary is killed with SIGKILL, a new start serves what the tier held', async () => {
-    await killSvc();
+    await killWithWorkers(child);
     const fetchesBefore = origin.requests.length;
     await startSvc();
     for (const answer of await Promise.all(Array.from({ length: BURST }, () => get('/shared')))) assert.deepEqual(answer, { cache: 'HIT', fetch: 1 });
