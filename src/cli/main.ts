@@ -1,5 +1,11 @@
 #!/usr/bin/env node
-// The `svc` executable (package.json `bin`).
-import { runCli } from './cli.js';
+// The `svc` executable (package.json `bin`). The Node floor is checked before anything else loads:
+// an older Node would fail later with a less useful error (a native addon built for another Node).
+import { meetsNodeFloor, nodeFloorMessage } from '../runtime/node-floor.js';
 
+if (!meetsNodeFloor(process.version)) {
+  console.error(nodeFloorMessage(process.version));
+  process.exit(1);
+}
+const { runCli } = await import('./cli.js');
 await runCli(process.argv.slice(2));
