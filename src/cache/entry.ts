@@ -67,3 +67,33 @@ export function entrySizeBytes(entry: CacheEntry): number {
   for (const tag of entry.tags) size += tag.length;
   return size;
 }
+
+/**
+ * The entry as a plain object with every field read out: for changing a field (`{ ...fields(entry),
+ * forcedStale: true }`) of an entry that may be a view over stored bytes, whose fields are getters
+ * that a spread would not copy.
+ */
+export function entryFields(entry: CacheEntry): CacheEntry {
+  return {
+    key: entry.key,
+    variantKey: entry.variantKey,
+    varyNames: entry.varyNames,
+    status: entry.status,
+    headers: entry.headers,
+    body: entry.body,
+    requestTimeMs: entry.requestTimeMs,
+    responseTimeMs: entry.responseTimeMs,
+    correctedInitialAgeMs: entry.correctedInitialAgeMs,
+    freshnessLifetimeMs: entry.freshnessLifetimeMs,
+    staleWhileRevalidateMs: entry.staleWhileRevalidateMs,
+    staleIfErrorMs: entry.staleIfErrorMs,
+    mustRevalidate: entry.mustRevalidate,
+    noCache: entry.noCache,
+    etag: entry.etag,
+    lastModified: entry.lastModified,
+    surrogateControl: entry.surrogateControl,
+    tags: entry.tags,
+    forcedStale: entry.forcedStale,
+    route: entry.route,
+  };
+}

@@ -2,8 +2,6 @@
 // find), stores go to the hot tier and are written through to the warm one, whose bounded write
 // queue makes the disk copy asynchronous. A hot eviction demotes the entry to the warm tier when the
 // write-through copy was dropped under pressure. Store failures degrade to misses (DESIGN principle 6).
-// Every change to the hot tier goes through this class, so observers (the invalidation engine's
-// surrogate-key index) see each entry the hot tier gains or loses.
 import type { CacheEntry } from './entry.js';
 import { MAX_VARIANTS, type CacheStore, type PutOutcome } from '../store/cache-store.js';
 import { WarmJoin } from './warm-join.js';
@@ -26,16 +24,7 @@ export function variantWithKey(candidates: readonly CacheEntry[], variantKey: st
   return undefined;
 }
 
-/** Told of every entry the hot tier gains or loses; must not throw and must not call back into the cache. */
-export interface HotTierObserver {
-  /** The hot tier now holds `entry`, replacing any variant with the same key and variantKey. */
-  stored(entry: CacheEntry): void;
-  /** The hot tier no longer holds the variant `variantKey` of `key`, or any variant when it is undefined. */
-  removed(key: string, variantKey: string | undefined): void;
-}
-
 export class TieredCache {
-  readonly #observers: HotTierObserver[] = [];
   /** The warm tier once it takes part in lookups, stores and invalidations. */
   #warm: CacheStore | undefined;
   /** Set while a warm tier is being indexed: the invalidations it must be given when it joins. */
@@ -79,20 +68,6 @@ export class TieredCache {
     return this.#warm;
   }
 
-  /**
-   * Registers an observer of the hot tier and tells it of every entry already held; returns the
-   * function that unregisters it. Evictions reach observers only through demote(), so the hot
-   * store's `onEvict` must call it (as the node wires it).
-   */
-  observeHot(observer: HotTierObserver): () => void {
-    this.#observers.push(observer);
-    for (const entry of this.hot.entries()) observer.stored(entry);
-    return () => {
-      const at = this.#observers.indexOf(observer);
-      if (at >= 0) this.#observers.splice(at, 1);
-    };
-  }
-
   lookup<C>(key: string, select: VariantSelector<C>, context: C): CacheHit | undefined {
     const hotEntry = select(this.hot.variants(key), context);
     if (hotEntry) return { entry: hotEntry, source: 'hot' };
@@ -121,7 +96,6 @@ export class TieredCache {
 
   /** Called by the hot store when it evicts: keeps the entry on disk if the write-through missed. */
   demote(entry: CacheEntry): void {
-    for (const observer of this.#observers) observer.removed(entry.key, entry.variantKey);
     if (!this.warm) return;
     if (!this.warm.has(entry.key, entry.variantKey)) this.warm.put(entry);
   }
@@ -189,14 +163,10 @@ export class TieredCache {
   }
 
   #deleteHot(key: string, variantKey: string | undefined): number {
-    const removed = this.hot.delete(key, variantKey);
-    if (removed > 0) for (const observer of this.#observers) observer.removed(key, variantKey);
-    return removed;
+    return this.hot.delete(key, variantKey);
   }
 
   #putHot(entry: CacheEntry): PutOutcome {
-    const outcome = this.hot.put(entry);
-    if (outcome === 'stored') for (const observer of this.#observers) observer.stored(entry);
-    return outcome;
+    return this.hot.put(entry);
   }
 }

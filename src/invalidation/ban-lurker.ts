@@ -2,13 +2,11 @@
 // the hot tier in time slices that yield to the event loop (time-slicer.ts) and deletes, with their
 // warm copies, the entries that new bans hide. A ban is in the lazy check before it is queued here,
 // so an entry the walk has not reached yet is already never served. Bans queued while a walk runs are
-// walked together in the next one. A walk over surrogate-key bans only visits the entries carrying
-// those keys (HotTagIndex); any other ban walks the whole hot tier.
-import type { CacheEntry } from '../cache/entry.js';
+// walked together in the next one. A walk reads the hot tier's summaries (key, variant, fetch time,
+// tags), never a body: the tier is the node's one, shared by its threads, and walked once.
 import type { TieredCache } from '../cache/tiered-cache.js';
 import type { Ban } from './ban.js';
 import { BanList } from './ban-list.js';
-import type { HotTagIndex } from './hot-tag-index.js';
 import { TimeSlicer } from './time-slicer.js';
 
 /**
@@ -25,14 +23,12 @@ interface Queued {
 
 export interface BanLurkerOptions {
   cache: TieredCache;
-  tagIndex: HotTagIndex;
   /** Told of a walk that failed (a bug); the bans stay in force through the lazy check. */
   onError: (error: unknown) => void;
 }
 
 export class BanLurker {
   readonly #cache: TieredCache;
-  readonly #tagIndex: HotTagIndex;
   readonly #onError: (error: unknown) => void;
   #queue: Queued[] = [];
   /** The walk under way, if any. */
@@ -41,7 +37,6 @@ export class BanLurker {
 
   constructor(options: BanLurkerOptions) {
     this.#cache = options.cache;
-    this.#tagIndex = options.tagIndex;
     this.#onError = options.onError;
   }
 
@@ -84,7 +79,7 @@ export class BanLurker {
     for (const ban of bans) list.add(ban);
     const slicer = new TimeSlicer();
     let evictions = 0;
-    for (const entry of this.#candidates(bans)) {
+    for (const entry of this.#cache.hot.summaries()) {
       const ban = list.hides(entry);
       if (ban !== undefined) {
         this.#cache.delete(entry.key, entry.variantKey);
@@ -100,19 +95,5 @@ export class BanLurker {
         if (this.#stopped) return;
       }
     }
-  }
-
-  /** The hot entries the bans may hide, read live: deletes made meanwhile are skipped. */
-  *#candidates(bans: readonly Ban[]): Generator<CacheEntry> {
-    const tags = new Set<string>();
-    for (const ban of bans) {
-      const tag = ban.spec.surrogate_key;
-      if (tag === undefined) {
-        yield* this.#cache.hot.entries();
-        return;
-      }
-      tags.add(tag);
-    }
-    for (const tag of tags) yield* this.#tagIndex.tagged(tag);
   }
 }

@@ -1,7 +1,7 @@
 // The invalidation engine: the four operations of spec §1 over a TieredCache, the lazy check the
 // proxy runs on every lookup, 24-hour ban retention, and a journal that keeps bans across restarts.
 import { randomUUID } from 'node:crypto';
-import type { CacheEntry } from '../cache/entry.js';
+import { entryFields, type CacheEntry } from '../cache/entry.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import type { Logger } from '../observe/logger.js';
 import type { StoredSummary } from '../store/cache-store.js';
@@ -9,7 +9,6 @@ import { assertBanFieldLengths, compileBan, describeBan, type Ban } from './ban.
 import { BanList } from './ban-list.js';
 import { BanLurker } from './ban-lurker.js';
 import { BanLimitError, CorruptJournalError, InvalidBanError, InvalidUrlError, InvalidatorStateError } from './errors.js';
-import { HotTagIndex } from './hot-tag-index.js';
 import { InvalidationJournal, type JournalRecord } from './invalidation-journal.js';
 import { InvalidationSequence, type StoreGate } from './invalidation-sequence.js';
 import type {
@@ -147,7 +146,6 @@ class Engine implements InvalidationEngine {
   readonly #purges = new PurgeRecords();
   /** When each recently refreshed key was refreshed, kept as purge records are: what admissible() reads. */
   readonly #refreshes = new PurgeRecords();
-  readonly #tagIndex = new HotTagIndex();
   readonly #lurker: BanLurker;
   #bansRefused = 0;
   readonly #sequence = new InvalidationSequence();
@@ -159,7 +157,6 @@ class Engine implements InvalidationEngine {
   #onStop: () => void = () => undefined;
   readonly #stopping = new Promise<void>((resolve) => (this.#onStop = resolve));
   #journal: InvalidationJournal | undefined;
-  #unobserve: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #pruning: Promise<PruneReport> | undefined;
   #lastPruneMs: number;
@@ -180,7 +177,6 @@ class Engine implements InvalidationEngine {
     this.#replicas = options.replicas;
     this.#lurker = new BanLurker({
       cache: this.#cache,
-      tagIndex: this.#tagIndex,
       onError: (error) => this.#logger.error({ err: error }, 'the eager eviction of a ban failed; the lazy check still hides its matches'),
     });
     this.#recent = new RecentInvalidations(positiveInteger('recentLimit', options.recentLimit ?? RECENT_LIMIT));
@@ -201,7 +197,6 @@ class Engine implements InvalidationEngine {
     } else if (this.#replayFrom !== undefined) {
       this.#replay(await InvalidationJournal.read(this.#replayFrom), this.#replayFrom);
     }
-    this.#unobserve = this.#cache.observeHot(this.#tagIndex);
     this.#timer = setInterval(() => this.#pruneInBackground(), this.#pruneIntervalMs);
     this.#timer.unref();
     this.#state = 'running';
@@ -216,7 +211,6 @@ class Engine implements InvalidationEngine {
     clearInterval(this.#timer);
     await this.#lurker.stop();
     await this.#pruning?.catch(() => undefined);
-    this.#unobserve?.();
     await this.#journal?.close();
   }
 
@@ -308,7 +302,7 @@ class Engine implements InvalidationEngine {
       this.#refreshes.takeExpired(this.#now() - this.#purgeWindowMs, this.#maxPurgeRecords);
       // An entry a refresh already made stale is left as it is (a worker reading the shared warm
       // tier after its primary rewrote it must not write it back again).
-      count += this.#cache.rewriteVariants(key, (entry) => (entry.requestTimeMs <= atMs && !entry.forcedStale ? { ...entry, forcedStale: true } : undefined));
+      count += this.#cache.rewriteVariants(key, (entry) => (entry.requestTimeMs <= atMs && !entry.forcedStale ? { ...entryFields(entry), forcedStale: true } : undefined));
     }
     await this.#cache.warm?.flush();
     count += await this.#replicated({ type: 'refresh', url, origin });
@@ -317,7 +311,7 @@ class Engine implements InvalidationEngine {
 
   admissible(entry: CacheEntry): CacheEntry | undefined {
     if (this.#purges.hides(entry.key, entry.requestTimeMs) || this.#bans.hides(entry) !== undefined) return undefined;
-    if (!entry.forcedStale && this.#refreshes.hides(entry.key, entry.requestTimeMs)) return { ...entry, forcedStale: true };
+    if (!entry.forcedStale && this.#refreshes.hides(entry.key, entry.requestTimeMs)) return { ...entryFields(entry), forcedStale: true };
     return entry;
   }
 

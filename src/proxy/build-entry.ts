@@ -1,7 +1,7 @@
 // Turning an origin answer into a stored entry: the field list the client that asked gets, the one
 // stored for every later client (forwardedFields, storedFields), the Vary secondary key, the surrogate
 // keys, and the freshness facts, all computed once here so that hits do none of this work.
-import type { CacheEntry } from '../cache/entry.js';
+import { entryFields, type CacheEntry } from '../cache/entry.js';
 import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
 import { describeResponse } from '../cache/policy/describe-response.js';
 import { forwardedFields, storedFields } from '../cache/policy/stored-fields.js';
@@ -111,7 +111,7 @@ export function entryFromNotModified(
   const facts = describeResponse(headers, { status: entry.status, ...times, ...policy });
   const tags = surrogateKeys(headers);
   return {
-    ...entry,
+    ...entryFields(entry),
     headers: storedFields(merged, verdict.omitFields),
     requestTimeMs: times.requestTimeMs,
     responseTimeMs: times.responseTimeMs,

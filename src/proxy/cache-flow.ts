@@ -2,7 +2,7 @@
 // request up in the tiers, serve what is fresh, serve stale within stale-while-revalidate while one
 // background revalidation runs, and send everything else to the fill layer: a miss or a revalidation
 // joins the busy fill of its key or starts one, and reads it at its own pace (DESIGN principle 12).
-import type { CacheEntry } from '../cache/entry.js';
+import { entryFields, type CacheEntry } from '../cache/entry.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
 import { requestDirectives, type RequestDirectives } from '../cache/policy/request-directives.js';
@@ -265,7 +265,7 @@ export class CacheFlow {
       reader.release();
       // The client whose request revalidated gets the stored response updated with all of the 304's
       // fields, those the stored copy leaves out (private="…", no-cache="…", a Set-Cookie) included.
-      const served = role === 'first' ? { ...head.entry, headers: head.forwardedFields } : head.entry;
+      const served = role === 'first' ? { ...entryFields(head.entry), headers: head.forwardedFields } : head.entry;
       serveStored(exchange, served, requestHeaders, 'REVALIDATED', 'origin', now);
       return;
     }

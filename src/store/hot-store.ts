@@ -1,172 +1,49 @@
-// The hot tier: entries held in memory, bounded in bytes (entrySizeBytes: body, header text and key
-// material), evicting the least recently used variant first. Eviction hands the entry to `onEvict`
-// so the caller can demote it to the warm tier; explicit deletes do not.
-
-import { entrySizeBytes, type CacheEntry } from '../cache/entry.js';
-import type { CacheStore, PutOutcome } from './cache-store.js';
-import { RecencyIndex, type IndexNode } from './recency-index.js';
+// The hot tier: entries held in memory, bounded in bytes, evicting by recency (CLOCK). One hot tier
+// per node, however many threads serve it: its memory is shared (shared-hot/), and a node's threads
+// each open a store over the same memory. Eviction hands the entry to `onEvict` so the caller can
+// demote it to the warm tier; explicit deletes do not.
+import type { CacheEntry } from '../cache/entry.js';
+import type { CacheStore } from './cache-store.js';
 import { StoreError } from './errors.js';
+import { createHotMemory, type HotMemory } from './shared-hot/hot-memory.js';
+import { SharedHotStore } from './shared-hot/shared-hot-store.js';
+import { recordSize } from './shared-hot/hot-record.js';
+
+export type { HotMemory } from './shared-hot/hot-memory.js';
 
 export interface HotStoreOptions {
-  /** The byte bound (`hot_max_bytes`); entries are evicted by recency to stay within it. */
+  /** The byte bound (`hot_max_bytes`): records, their headers included, fit within it. */
   maxBytes: number;
+  /**
+   * The node's hot-tier memory, when another thread made it: this store then serves the same
+   * entries as every other store over it. Without it the store makes its own.
+   */
+  memory?: HotMemory | undefined;
   /** Called with each entry evicted to make room (not for explicit deletes); must not throw. */
-  onEvict?: (entry: CacheEntry) => void;
+  onEvict?: ((entry: CacheEntry) => void) | undefined;
 }
 
 export interface HotStore extends CacheStore {
   readonly tier: 'hot';
-  /** Entries evicted to make room since creation (svc_hot_store_evictions_total). */
+  /** The memory this store works on, to hand to the node's other threads. */
+  readonly memory: HotMemory;
+  /** Entries evicted to make room since the memory was made (svc_hot_store_evictions_total). */
   readonly evictionCount: number;
   /** New variants refused because their key already had MAX_VARIANTS (svc_vary_cap_hits_total). */
   readonly varyCapHits: number;
-  /** Changes the byte bound (a configuration reload); a smaller one evicts the least recently used now. */
+  /** Changes the byte bound (a configuration reload); a smaller one evicts at once. */
   resize(maxBytes: number): void;
 }
 
-/**
- * One stored variant: the entry plus the list links, with no per-entry closure or Map. The keys are
- * read through the entry (prototype getters) rather than copied, which saves two fields per entry.
- */
-class HotNode implements IndexNode {
-  newer: HotNode | null = null;
-  older: HotNode | null = null;
-
-  constructor(
-    readonly entry: CacheEntry,
-    public sizeBytes: number,
-  ) {}
-
-  get key(): string {
-    return this.entry.key;
-  }
-
-  get variantKey(): string {
-    return this.entry.variantKey;
-  }
+/** The bytes the hot tier counts for `entry` (its record: the entry's fields, head and body). */
+export function hotEntryBytes(entry: CacheEntry): number {
+  return recordSize(entry);
 }
 
-class MemoryCacheStore implements HotStore {
-  readonly tier = 'hot';
-  readonly #index = new RecencyIndex<HotNode>();
-  #maxBytes: number;
-  readonly #onEvict: ((entry: CacheEntry) => void) | undefined;
-  #evictionCount = 0;
-  #varyCapHits = 0;
-
-  constructor(options: HotStoreOptions) {
-    this.#maxBytes = checkedMaxBytes(options.maxBytes);
-    this.#onEvict = options.onEvict;
+/** Creates a store over `options.memory`, or over new memory of `options.maxBytes`. */
+export function createHotStore(options: HotStoreOptions): SharedHotStore {
+  if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0) {
+    throw new StoreError('invalid_option', `hot store maxBytes must be a positive integer, got ${options.maxBytes}`);
   }
-
-  resize(maxBytes: number): void {
-    this.#maxBytes = checkedMaxBytes(maxBytes);
-    this.#evictToFit(null);
-  }
-
-  get entryCount(): number {
-    return this.#index.entryCount;
-  }
-
-  get byteCount(): number {
-    return this.#index.byteCount;
-  }
-
-  get evictionCount(): number {
-    return this.#evictionCount;
-  }
-
-  get varyCapHits(): number {
-    return this.#varyCapHits;
-  }
-
-  variants(key: string): CacheEntry[] {
-    return this.#variants(key, true);
-  }
-
-  peek(key: string): CacheEntry[] {
-    return this.#variants(key, false);
-  }
-
-  has(key: string, variantKey: string): boolean {
-    return this.#index.find(key, variantKey) !== undefined;
-  }
-
-  put(entry: CacheEntry): PutOutcome {
-    // The size is taken once: later in-place header edits do not skew the accounting, and a
-    // re-put after a revalidation recounts the entry.
-    const sizeBytes = entrySizeBytes(entry);
-    if (sizeBytes > this.#maxBytes) return 'too_large';
-    if (this.#index.admission(entry.key, entry.variantKey) === 'vary_cap') {
-      this.#varyCapHits += 1;
-      return 'vary_cap';
-    }
-    const node = new HotNode(entry, sizeBytes);
-    this.#index.add(node);
-    this.#evictToFit(node);
-    return 'stored';
-  }
-
-  delete(key: string, variantKey?: string): number {
-    if (variantKey !== undefined) {
-      const node = this.#index.find(key, variantKey);
-      if (node === undefined) return 0;
-      this.#index.remove(node);
-      return 1;
-    }
-    const nodes = [...this.#index.variantsOf(key)];
-    for (const node of nodes) this.#index.remove(node);
-    return nodes.length;
-  }
-
-  *entries(): Generator<CacheEntry> {
-    for (const node of this.#index.nodes()) yield node.entry;
-  }
-
-  summaries(): Iterable<CacheEntry> {
-    // An entry in memory is its own summary.
-    return this.entries();
-  }
-
-  async flush(): Promise<void> {
-    // Memory has nothing to make durable.
-  }
-
-  async close(): Promise<void> {
-    for (const node of [...this.#index.nodes()]) this.#index.remove(node);
-  }
-
-  #variants(key: string, markUsed: boolean): CacheEntry[] {
-    const nodes = this.#index.variantsOf(key);
-    const found: CacheEntry[] = [];
-    for (let i = nodes.length - 1; i >= 0; i -= 1) {
-      const node = nodes[i] as HotNode;
-      if (markUsed) this.#index.touch(node);
-      found.push(node.entry);
-    }
-    return found;
-  }
-
-  #evictToFit(keep: HotNode | null): void {
-    while (this.#index.byteCount > this.#maxBytes) {
-      const victim = this.#index.oldest();
-      // `keep` alone fits (checked by put), so the loop ends before reaching it.
-      if (victim === undefined || victim === keep) return;
-      this.#index.remove(victim);
-      this.#evictionCount += 1;
-      this.#onEvict?.(victim.entry);
-    }
-  }
-}
-
-function checkedMaxBytes(maxBytes: number): number {
-  if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0) {
-    throw new StoreError('invalid_option', `hot store maxBytes must be a positive integer, got ${maxBytes}`);
-  }
-  return maxBytes;
-}
-
-/** Creates the in-memory tier bounded by `maxBytes`. */
-export function createHotStore(options: HotStoreOptions): HotStore {
-  return new MemoryCacheStore(options);
+  return new SharedHotStore({ memory: options.memory ?? createHotMemory(options.maxBytes), onEvict: options.onEvict });
 }

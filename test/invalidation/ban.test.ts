@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidBanError } from '../../src/invalidation/errors.js';
 import type { BanSpec } from '../../src/invalidation/invalidator.js';
+import { hotEntryBytes } from '../../src/store/hot-store.js';
 import { entry, holds, openRig, serve, T0, type Rig } from './fixture.js';
 
 /** Stores one entry per key in both tiers, fetched at T0; the clock then moves to T0+1000. */
@@ -126,8 +127,9 @@ describe('eager eviction and the lazy check', () => {
       assert.equal(serve(rig, 'http://a.com/r/3'), undefined);
     }));
 
-  test('the tag index follows replacements and evictions of the hot tier', async () => {
-    const rig = await openRig({ hotMaxBytes: 400 });
+  test('a surrogate-key ban follows replacements and evictions of the hot tier', async () => {
+    // Room for three entries: /1, /2 and one filler at a time.
+    const rig = await openRig({ hotMaxBytes: 3 * hotEntryBytes(entry({ key: 'http://a.com/filler/0' })) });
     try {
       rig.cache.store(entry({ key: 'http://a.com/1', tags: ['old'] }));
       // The same variant stored again without the tag: a ban on the tag must leave it alone.

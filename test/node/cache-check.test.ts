@@ -3,11 +3,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { entrySizeBytes, type CacheEntry } from '../../src/cache/entry.js';
+import type { CacheEntry } from '../../src/cache/entry.js';
 import { keyOfUrl } from '../../src/invalidation/url-key.js';
 import { TieredCache } from '../../src/cache/tiered-cache.js';
 import { createCacheCheck } from '../../src/node/cache-check.js';
-import { createHotStore } from '../../src/store/hot-store.js';
+import { createHotStore, hotEntryBytes } from '../../src/store/hot-store.js';
 import { makeEntry } from '../store/entry-fixture.js';
 
 test('a cachecheck leaves the eviction order as it was', async () => {
@@ -18,7 +18,7 @@ test('a cachecheck leaves the eviction order as it was', async () => {
     CacheEntry,
     CacheEntry,
   ];
-  const cache = new TieredCache(createHotStore({ maxBytes: entrySizeBytes(a) * 3 }), undefined);
+  const cache = new TieredCache(createHotStore({ maxBytes: hotEntryBytes(a) * 3 }), undefined);
   const check = createCacheCheck({ cache, isInvalidated: () => false, matchingBans: () => [], ownerOf: () => null, now: () => a.responseTimeMs });
   for (const entry of [a, b, c]) cache.store(entry);
 

@@ -1,6 +1,7 @@
 // The background refresher against real parts: a real TieredCache over a real hot store (and a real
 // warm store for persistence), a real origin reached through a real upstream pool, and a clock and
 // timers moved by hand. Entries are filled with max-age=100, so a refresh is due 90 s after storing.
+import { entryFields } from '../../src/cache/entry.js';
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -214,7 +215,7 @@ describe('every skip reason', () => {
   test('stale: the entry was soft-purged (refresh) before its refresh came due', () =>
     withRig({}, async (rig) => {
       popular(rig, '/soft');
-      rig.cache.rewriteVariants(httpKey(HOST, '/soft'), (entry) => ({ ...entry, forcedStale: true }));
+      rig.cache.rewriteVariants(httpKey(HOST, '/soft'), (entry) => ({ ...entryFields(entry), forcedStale: true }));
       await rig.advance(DUE_MS);
       assert.equal(await rig.skips('stale'), 1);
       assert.equal(rig.origin.requests.length, 0);

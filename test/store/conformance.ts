@@ -1,10 +1,11 @@
 // The one test suite every CacheStore passes (DESIGN.md principle 5): the hot and the warm tier must
 // be interchangeable behind the interface. Each implementation's test file calls
-// cacheStoreConformance with a factory that opens a fresh store with the given byte bound.
+// cacheStoreConformance with a factory that opens a fresh store with the given byte bound, and the
+// bytes that store counts for an entry (the warm tier counts entrySizeBytes, the hot tier its records).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { entrySizeBytes, type CacheEntry } from '../../src/cache/entry.js';
+import type { CacheEntry } from '../../src/cache/entry.js';
 import { MAX_VARIANTS, type CacheStore } from '../../src/store/cache-store.js';
 import { assertSameEntry, makeEntry } from './entry-fixture.js';
 
@@ -15,6 +16,9 @@ export interface StoreUnderTest {
 }
 
 export type StoreFactory = (options: { maxBytes: number }) => Promise<StoreUnderTest>;
+
+/** The bytes a store counts for an entry against its bound and in byteCount. */
+export type SizeOf = (entry: CacheEntry) => number;
 
 /** Large enough that nothing in the suite is evicted unless a test sets a smaller bound. */
 const ROOMY_MAX_BYTES = 4 * 1024 * 1024;
@@ -39,9 +43,9 @@ type FourEntries = [CacheEntry, CacheEntry, CacheEntry, CacheEntry];
  * then evicts whichever of them was used least recently, so a test can tell whether a read of one
  * counted as a use.
  */
-async function withThreeOfFour(makeStore: StoreFactory, run: (store: CacheStore, entries: FourEntries) => void): Promise<void> {
+async function withThreeOfFour(makeStore: StoreFactory, sizeOf: SizeOf, run: (store: CacheStore, entries: FourEntries) => void): Promise<void> {
   const body = (): Buffer => randomBytes(200);
-  const size = entrySizeBytes(makeEntry({ key: 'https://example.com/0', body: body() }));
+  const size = sizeOf(makeEntry({ key: 'https://example.com/0', body: body() }));
   await withStore(makeStore, size * 3, (store) => {
     const entries = [0, 1, 2, 3].map((i) => makeEntry({ key: `https://example.com/${i}`, body: body() })) as FourEntries;
     for (const entry of entries.slice(0, 3)) assert.equal(store.put(entry), 'stored');
@@ -49,13 +53,21 @@ async function withThreeOfFour(makeStore: StoreFactory, run: (store: CacheStore,
   });
 }
 
-function expectedBytes(entries: Iterable<CacheEntry>): number {
+function expectedBytes(entries: Iterable<CacheEntry>, sizeOf: SizeOf): number {
   let total = 0;
-  for (const entry of entries) total += entrySizeBytes(entry);
+  for (const entry of entries) total += sizeOf(entry);
   return total;
 }
 
-export function cacheStoreConformance(name: string, makeStore: StoreFactory): void {
+/** An entry of `key` whose size is the largest at most `limit` (or, `over`, the smallest above it). */
+function sizedTo(key: string, limit: number, sizeOf: SizeOf, over: boolean): CacheEntry {
+  const withBody = (bytes: number): CacheEntry => makeEntry({ key, body: randomBytes(bytes) });
+  let bytes = Math.max(0, limit - sizeOf(withBody(0)) - 16);
+  while (sizeOf(withBody(bytes + 1)) <= limit) bytes += 1;
+  return withBody(over ? bytes + 1 : bytes);
+}
+
+export function cacheStoreConformance(name: string, makeStore: StoreFactory, sizeOf: SizeOf): void {
   describe(`CacheStore conformance: ${name}`, () => {
     test('an entry put is returned whole, body byte for byte', () =>
       withStore(makeStore, ROOMY_MAX_BYTES, async (store) => {
@@ -136,9 +148,9 @@ export function cacheStoreConformance(name: string, makeStore: StoreFactory): vo
         const small = makeEntry({ key: 'https://example.com/small', body: randomBytes(100) });
         assert.equal(store.put(small), 'stored');
         const probe = makeEntry({ key: 'https://example.com/big', body: Buffer.alloc(0) });
-        const exactFit = makeEntry({ key: probe.key, body: randomBytes(2000 - entrySizeBytes(probe)) });
-        assert.equal(entrySizeBytes(exactFit), 2000);
-        const tooLarge = makeEntry({ key: probe.key, body: randomBytes(2001 - entrySizeBytes(probe)) });
+        const exactFit = sizedTo(probe.key, 2000, sizeOf, false);
+        assert.equal(sizeOf(exactFit), 2000);
+        const tooLarge = sizedTo(probe.key, 2000, sizeOf, true);
         assert.equal(store.put(tooLarge), 'too_large');
         assert.deepEqual(store.variants(probe.key), []);
         assertSameEntry(store.variants(small.key)[0], small);
@@ -158,16 +170,16 @@ export function cacheStoreConformance(name: string, makeStore: StoreFactory): vo
           put(makeEntry({ key: `https://example.com/${i % 10}`, variantKey: `${i % 3}`, body: randomBytes(i * 7) }));
         }
         assert.equal(store.entryCount, live.size);
-        assert.equal(store.byteCount, expectedBytes(live.values()));
+        assert.equal(store.byteCount, expectedBytes(live.values(), sizeOf));
         put(makeEntry({ key: 'https://example.com/3', variantKey: '0', body: randomBytes(999) }));
         store.delete('https://example.com/4');
         for (const id of [...live.keys()]) if (id.startsWith('https://example.com/4 ')) live.delete(id);
         store.delete('https://example.com/5', '1');
         live.delete('https://example.com/5 1');
         assert.equal(store.entryCount, live.size);
-        assert.equal(store.byteCount, expectedBytes(live.values()));
+        assert.equal(store.byteCount, expectedBytes(live.values(), sizeOf));
         await store.flush();
-        assert.equal(store.byteCount, expectedBytes(live.values()));
+        assert.equal(store.byteCount, expectedBytes(live.values(), sizeOf));
         for (const entry of live.values()) {
           const found = store.variants(entry.key).find((variant) => variant.variantKey === entry.variantKey);
           assertSameEntry(found, entry);
@@ -176,7 +188,7 @@ export function cacheStoreConformance(name: string, makeStore: StoreFactory): vo
 
     test('the least recently used entry is evicted first; a read counts as a use', () => {
       const body = (): Buffer => randomBytes(200);
-      const size = entrySizeBytes(makeEntry({ key: 'https://example.com/0', body: body() }));
+      const size = sizeOf(makeEntry({ key: 'https://example.com/0', body: body() }));
       return withStore(makeStore, size * 3, (store) => {
         const [a, b, c, d] = [0, 1, 2, 3].map((i) => makeEntry({ key: `https://example.com/${i}`, body: body() }));
         for (const entry of [a, b, c]) assert.equal(store.put(entry as CacheEntry), 'stored');
@@ -197,7 +209,7 @@ export function cacheStoreConformance(name: string, makeStore: StoreFactory): vo
         assert.deepEqual(listed(store.peek(key)), ['', 'br', 'gzip']);
         assert.deepEqual(listed(store.peek(key)), listed(store.variants(key)));
       });
-      await withThreeOfFour(makeStore, (store, [a, b, c, d]) => {
+      await withThreeOfFour(makeStore, sizeOf, (store, [a, b, c, d]) => {
         assertSameEntry(store.peek(a.key)[0], a);
         assert.equal(store.put(d), 'stored');
         assert.deepEqual(store.variants(a.key), [], 'a was still the least recently used');
@@ -213,7 +225,7 @@ export function cacheStoreConformance(name: string, makeStore: StoreFactory): vo
         assert.equal(store.delete(key, 'gzip'), 1);
         assert.deepEqual([store.has(key, 'gzip'), store.has(key, '')], [false, true]);
       });
-      await withThreeOfFour(makeStore, (store, [a, , , d]) => {
+      await withThreeOfFour(makeStore, sizeOf, (store, [a, , , d]) => {
         assert.equal(store.has(a.key, a.variantKey), true);
         assert.equal(store.put(d), 'stored');
         assert.equal(store.has(a.key, a.variantKey), false, 'a was still the least recently used');
@@ -273,7 +285,7 @@ export function cacheStoreConformance(name: string, makeStore: StoreFactory): vo
         for (const entry of entries) assert.equal(store.put(entry), 'stored');
         await store.flush();
         for (const entry of entries) assertSameEntry(store.variants(entry.key)[0], entry);
-        assert.equal(store.byteCount, expectedBytes(entries));
+        assert.equal(store.byteCount, expectedBytes(entries, sizeOf));
       }));
   });
 }

@@ -55,7 +55,7 @@ cacheStoreConformance('warm', async ({ maxBytes }) => {
       await rm(path, { recursive: true, force: true });
     },
   };
-});
+}, entrySizeBytes);
 
 describe('warm store', () => {
   test('the index rebuild lets the event loop turn every few thousand records, so probes answer during it', async () => {
