@@ -24,20 +24,28 @@ if (files.length === 0) {
   process.exit(1);
 }
 
-// The data plane's suites run a second time on the plain hit path (SVC_NODE_INTERNALS=off, see
-// src/node/node-internals.ts), so both paths answer the same; first, so that the closing summary
-// printed last is the whole suite's.
-const PLAIN_PATH_SUITES = ['proxy/', 'http-caching/'];
-const plainPathFiles = files.filter((file) => PLAIN_PATH_SUITES.some((suite) => relative(root, file).startsWith(suite)));
-let plainStatus = 0;
-if (plainPathFiles.length > 0) {
-  console.log(`# ${PLAIN_PATH_SUITES.join(' and ')} on the plain hit path (SVC_NODE_INTERNALS=off)`);
-  const plain = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...plainPathFiles], {
-    stdio: 'inherit',
-    env: { ...process.env, SVC_NODE_INTERNALS: 'off' },
-  });
-  plainStatus = plain.status ?? 1;
-  console.log(`# the whole suite${plainStatus === 0 ? '' : ` (the plain hit path run failed: exit ${plainStatus})`}`);
+/** Runs `suiteFiles` in a pass of their own with `env` added; its exit status (0 when there is none to run). */
+function extraPass(title: string, suiteFiles: string[], env: Record<string, string>): number {
+  if (suiteFiles.length === 0) return 0;
+  console.log(`# ${title}`);
+  const pass = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...suiteFiles], { stdio: 'inherit', env: { ...process.env, ...env } });
+  const status = pass.status ?? 1;
+  if (status !== 0) console.log(`# (${title}: failed, exit ${status})`);
+  return status;
 }
+
+const under = (suites: readonly string[]): string[] => files.filter((file) => suites.some((suite) => relative(root, file).startsWith(suite)));
+
+// Extra passes first, so that the closing summary printed last is the whole suite's:
+// - the data plane's suites on the plain hit path (SVC_NODE_INTERNALS=off, see
+//   src/node/node-internals.ts), so both paths answer the same;
+// - the caching, invalidation, fill and cluster suites with one data-plane thread (SVC_TEST_WORKERS,
+//   test/support/svc-harness.ts), while the whole suite runs on the default, one thread per core:
+//   a node answers the same however many threads serve it.
+const extraStatus = [
+  extraPass('proxy/ and http-caching/ on the plain hit path (SVC_NODE_INTERNALS=off)', under(['proxy/', 'http-caching/']), { SVC_NODE_INTERNALS: 'off' }),
+  extraPass('http-caching/, invalidation/, e2e/, fill/ and clustering/ with one data-plane thread (SVC_TEST_WORKERS=1)', under(['http-caching/', 'invalidation/', 'e2e/', 'fill/', 'clustering/']), { SVC_TEST_WORKERS: '1' }),
+].find((status) => status !== 0);
+console.log('# the whole suite, with the default configuration (one data-plane thread per core)');
 const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
-process.exit(plainStatus !== 0 ? plainStatus : (result.status ?? 1));
+process.exit(extraStatus ?? result.status ?? 1);

@@ -9,7 +9,6 @@ import { createLogger, LogOutput, type LogFormat } from '../observe/logger.js';
 import { startNode } from '../node/svc-node.js';
 import type { ReloadStep } from '../node/reload/config-reloader.js';
 import { installLastResort } from '../node/last-resort.js';
-import { workerCount } from '../node/workers/worker-count.js';
 import { CliError } from './cli-error.js';
 
 const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
@@ -40,14 +39,13 @@ export const serveCommand = defineCommand({
     const config = await loadConfigFile(args.config);
     const output = new LogOutput(flagFormat ?? config.log.format);
     const logger = createLogger({ destination: output });
-    // With several workers this process is their primary; their log lines come out through `output`.
-    const workers = workerCount(config);
+    // The data-plane threads' log lines come out through `output` too, in its format.
     const node = await startNode({
       config,
       logger,
       configFile: args.config,
       reloadSteps: [logFormatStep(output, flagFormat)],
-      workers: workers > 1 ? { workers, configFile: args.config, output } : undefined,
+      workerOutput: output,
     });
     const removeLastResort = installLastResort({ logger, counter: node.metrics.edge.uncaughtErrors, shutdown: () => node.stop() });
     // The node logs each reload's outcome; a failure is reported there and the node serves on.

@@ -38,7 +38,7 @@ export interface ClusterNodeOptions {
   /** `host:port` of this node's admin listener, advertised to peers. */
   adminAddress: string;
   /** This node's data plane, once it listens. */
-  dataPlaneUrl: () => string;
+  dataPlane: PeerFetcherOptions['dataPlane'];
   /** The fresh entry that answers a plain request for a key as a HIT (the node's cache flow). */
   freshEntry: PeerFetcherOptions['freshEntry'];
   /** Whether the node's tiers hold any entry (a node with nothing cached has nothing to distrust). */
@@ -133,7 +133,7 @@ export class ClusterNode {
             member,
             routing: new PeerRouting(member, config.cluster.peer_timeout),
             hopLimit: config.hop_limit!,
-            dataPlaneUrl: options.dataPlaneUrl,
+            dataPlane: options.dataPlane,
             counters: clusterMetrics.peerFetch,
             freshEntry: options.freshEntry,
             now: options.now,

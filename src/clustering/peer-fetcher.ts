@@ -17,18 +17,16 @@
 // Which owner to ask, for how long, and when to give up on it is peer-routing.ts's business.
 import { Pool } from 'undici';
 import type { RequestHandler, RequestOptions } from '../../cluster/index.js';
-import type { CacheResult } from '../observe/metrics.js';
 import type { CacheEntry } from '../cache/entry.js';
 import { placementKey } from '../cache/policy/cache-key.js';
 import { keyOfRequest } from '../edge/client-request.js';
 import { HOP_BY_HOP_FIELDS } from '../edge/hop-by-hop.js';
 import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
-import { surrogateKeys } from '../cache/policy/surrogate-keys.js';
-import { varyNames, variantKey } from '../cache/policy/vary.js';
-import { parseDeltaSeconds } from '../cache/policy/cache-control.js';
 import { storedFields } from '../proxy/stored-response.js';
+import { SVC_FIELD_PREFIX } from '../proxy/forward-headers.js';
 import type { Exchange } from '../proxy/exchange.js';
-import type { AnswerHead, Fill, FillOpening } from '../fill/fill.js';
+import type { Fill, FillOpening } from '../fill/fill.js';
+import { forwardedAnswerHead, forwardedResult } from '../fill/forwarded-answer.js';
 import { HitForPassMarkers } from '../fill/hit-for-pass.js';
 import { announcedLength } from '../fill/origin-opening.js';
 import { PeerBodyStream } from './peer-body-stream.js';
@@ -50,8 +48,6 @@ import { PEER_HOP_HEADER, type PeerRouting, type Route } from './peer-routing.js
 
 /** The channel of the peer-fetch RPC: `/v1/peer/fetch` on the UDP transport (spec §4.1). */
 export const PEER_FETCH_CHANNEL = 'fetch';
-
-const CACHE_RESULTS = new Set<CacheResult>(['HIT', 'MISS', 'STALE', 'BYPASS', 'REVALIDATED']);
 
 /** Request fields that need the data plane's full handling (conditionals, ranges). */
 const NEEDS_DATA_PLANE = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'range', 'if-range'];
@@ -90,8 +86,12 @@ export interface PeerFetcherOptions {
   routing: PeerRouting;
   /** `hop_limit` (spec §2.3): nodes a request may visit looking for its key's owner. */
   hopLimit: number;
-  /** This node's own data plane, `http://host:port`, where the owner side serves; known once bound. */
-  dataPlaneUrl: () => string;
+  /**
+   * Where the owner side asks this node's own data plane for `key`: `http://host:port` of its
+   * listener (known once bound), or `unix:<path>` of the socket of the key's home thread when the
+   * data plane runs in several threads (src/proxy/home-routing.ts).
+   */
+  dataPlane: (key: string) => string;
   counters: PeerFetchCounters;
   /** The fresh entry that answers a plain request for a key as a HIT, if this node holds one. */
   freshEntry: (key: string, requestHeaders: HeaderLookup) => CacheEntry | undefined;
@@ -118,24 +118,10 @@ function forwardable(rawHeaders: readonly string[]): string[] {
   const fields: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
-    if (!HOP_BY_HOP_FIELDS.has(name) && name !== 'content-length' && name !== PEER_HOP_HEADER) fields.push(name, rawHeaders[i + 1]!);
+    // Nothing of svc's own (x-svc-…, the hop header among them): a node's internal fields stay in it.
+    if (!HOP_BY_HOP_FIELDS.has(name) && name !== 'content-length' && !name.startsWith(SVC_FIELD_PREFIX)) fields.push(name, rawHeaders[i + 1]!);
   }
   return fields;
-}
-
-/**
- * Whether an owner's answer carries fields meant for the one client whose request fetched it: a
- * Set-Cookie, or fields a qualified `private="…"` or `no-cache="…"` names (RFC 9111 §5.2.2.4, §5.2.2.7).
- * The owner stores such an answer without them; the asking node, which cannot tell which fields the
- * stored copy keeps, does not share that answer with the other readers of its fill.
- */
-function hasFieldsForOneClient(fields: readonly string[]): boolean {
-  for (let i = 0; i < fields.length; i += 2) {
-    const name = fields[i]!;
-    if (name === 'set-cookie' || name === 'proxy-authentication-info') return true;
-    if ((name === 'cache-control' || name === 'cdn-cache-control' || name === 'surrogate-control') && /(?:private|no-cache)\s*=/i.test(fields[i + 1]!)) return true;
-  }
-  return false;
 }
 
 /** The request a node forwards to a key's owner for a client's request. */
@@ -145,7 +131,8 @@ function peerFetchRequestOf(exchange: Exchange): PeerFetchRequest {
 }
 
 export class PeerFetcher {
-  private localPool: Pool | undefined;
+  /** Keep-alive connections to this node's own data plane, by address, made on first use. */
+  private readonly localPools = new Map<string, Pool>();
   private readonly streams: PeerFetchStreams;
   /** Keys whose owner refused them as too large: their requests go to the origin directly meanwhile. */
   private readonly refused = new HitForPassMarkers();
@@ -162,10 +149,17 @@ export class PeerFetcher {
     });
   }
 
-  /** Keep-alive connections to this node's own data plane, made on the first peer fetch served. */
-  private get local(): Pool {
-    this.localPool ??= new Pool(this.options.dataPlaneUrl(), { connections: LOCAL_CONNECTIONS });
-    return this.localPool;
+  /** Connections to this node's own data plane where it answers `key`. */
+  private local(key: string): Pool {
+    const address = this.options.dataPlane(key);
+    let pool = this.localPools.get(address);
+    if (pool === undefined) {
+      pool = address.startsWith('unix:')
+        ? new Pool('http://localhost', { socketPath: address.slice('unix:'.length), connections: LOCAL_CONNECTIONS })
+        : new Pool(address, { connections: LOCAL_CONNECTIONS });
+      this.localPools.set(address, pool);
+    }
+    return pool;
   }
 
   /** Serves `/v1/peer/fetch` for the other nodes. */
@@ -186,7 +180,7 @@ export class PeerFetcher {
   async close(): Promise<void> {
     this.options.routing.close();
     this.streams.closeAll();
-    await this.localPool?.close();
+    await Promise.all([...this.localPools.values()].map((pool) => pool.close()));
   }
 
   /**
@@ -263,40 +257,15 @@ export class PeerFetcher {
   /** A peer's answer as the asking node's fill opens on it. */
   private opening(answer: Extract<PeerFetchAnswer, { kind: 'answer' }>, body: PeerBodyStream, ask: PeerFetchRequest, shareable: boolean): FillOpening {
     const { counters } = this.options;
-    const fields = answer.fields;
-    const result = fields[fields.indexOf('x-cache') + 1] as CacheResult | undefined;
-    const cacheResult: CacheResult = result !== undefined && CACHE_RESULTS.has(result) ? result : 'MISS';
+    const cacheResult = forwardedResult(answer.fields);
     if (cacheResult === 'MISS' || cacheResult === 'BYPASS') counters.miss();
     else counters.hit();
-    const responseHeaders = headersFromRaw(fields);
-    // The owner's Age: a reader that joins later gets it aged by the time since, as from a stored entry.
-    const shared = shareable && cacheResult !== 'BYPASS' && !hasFieldsForOneClient(fields);
-    const kept: string[] = [];
-    for (let i = 0; i < fields.length; i += 2) {
-      const name = fields[i]!;
-      if (name === 'x-cache' || (shared && name === 'age')) continue;
-      kept.push(name, fields[i + 1]!);
-    }
-    const vary = varyNames(responseHeaders);
-    const head: AnswerHead = {
-      status: answer.status,
-      fields: kept,
-      shareable: shared,
-      varyNames: vary.names,
-      variantKey: variantKey(vary.names, headersFromRaw(ask.headers)),
-      varyStar: vary.star,
-      tags: surrogateKeys(responseHeaders),
-      etag: responseHeaders('etag'),
-      lastModified: responseHeaders('last-modified'),
-      correctedInitialAgeMs: (parseDeltaSeconds(responseHeaders('age')) ?? 0) * 1000,
-      responseTimeMs: this.options.now(),
-      countedAs: [cacheResult, 'peer'],
-    };
+    const head = forwardedAnswerHead(answer.status, answer.fields, ask.headers, shareable, this.options.now());
     return {
       kind: 'answer',
-      head,
+      head: { ...head, countedAs: [cacheResult, 'peer'] },
       body,
-      announcedBytes: ask.method === 'HEAD' ? undefined : announcedLength(responseHeaders('content-length')),
+      announcedBytes: ask.method === 'HEAD' ? undefined : announcedLength(headersFromRaw(answer.fields)('content-length')),
       closeDelimited: false,
       complete: undefined,
     };
@@ -341,7 +310,7 @@ export class PeerFetcher {
         return this.firstPart(entry.status, fields, bufferSource(entry.body, 0));
       }
     }
-    const answer = await this.local.request({
+    const answer = await this.local(key ?? '').request({
       method: ask.method as 'GET' | 'HEAD',
       path: ask.path,
       headers: [...ask.headers, PEER_HOP_HEADER, this.options.routing.hopToken],

@@ -64,6 +64,11 @@ export class FillLayer {
     return this.#table.markers.has(key, this.#options.now());
   }
 
+  /** Marks `key` hit-for-pass: another cache of the node passed its answer on, so will this one. */
+  markPass(key: string): void {
+    this.#table.markers.mark(key, this.#options.now());
+  }
+
   /** A place in a busy fill of `key` that can answer a request with these fields, if there is one. */
   join(key: string, requestHeaders: HeaderLookup): Promise<JoinedFill | undefined> {
     return this.#table.join(key, requestHeaders);

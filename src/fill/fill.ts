@@ -50,6 +50,11 @@ export interface AnswerHead {
    * better than the cache flow: a peer's answer is the owner's result from source `peer`.
    */
   countedAs?: [CacheResult, Source] | undefined;
+  /**
+   * How the reader whose request opened the fill is counted, when another thread of the node answered
+   * it (home-routing.ts): as that thread served it. Readers that joined are counted as joiners are.
+   */
+  firstReaderAs?: [CacheResult, Source] | undefined;
 }
 
 export type FillHead =

@@ -76,6 +76,12 @@ export interface InvalidatorOptions {
   maxActiveBans?: number;
   /** Where every operation is applied too before it answers (a node's data-plane workers). */
   replicas?: InvalidationReplicas | undefined;
+  /**
+   * Whether a ban evicts what it matches from the hot tier at once (spec §1.1), true by default. A
+   * data-plane worker thread's engine leaves it to the main thread's: the tier is one for the node,
+   * walked once; the worker's lookups hide what the ban matches all the same.
+   */
+  evictsEagerly?: boolean | undefined;
 }
 
 /** What one prune did. */
@@ -139,6 +145,7 @@ class Engine implements InvalidationEngine {
   readonly #pruneIntervalMs: number;
   #maxActiveBans: number;
   readonly #replicas: InvalidationReplicas | undefined;
+  readonly #evictsEagerly: boolean;
 
   readonly #bans = new BanList();
   /** Ids of the bans in #bans: a ban made elsewhere and delivered twice is kept once. */
@@ -175,6 +182,7 @@ class Engine implements InvalidationEngine {
     this.#pruneIntervalMs = positiveInteger('pruneIntervalMs', options.pruneIntervalMs ?? PRUNE_INTERVAL_MS);
     this.#maxActiveBans = positiveInteger('maxActiveBans', options.maxActiveBans ?? DEFAULT_MAX_ACTIVE_BANS);
     this.#replicas = options.replicas;
+    this.#evictsEagerly = options.evictsEagerly ?? true;
     this.#lurker = new BanLurker({
       cache: this.#cache,
       onError: (error) => this.#logger.error({ err: error }, 'the eager eviction of a ban failed; the lazy check still hides its matches'),
@@ -272,7 +280,7 @@ class Engine implements InvalidationEngine {
     // From here on every lookup hides what the ban matches; the lurker then evicts it from the hot tier.
     this.#addBan(ban);
     this.#sequence.banned(ban);
-    const evicted = this.#lurker.evict(ban);
+    const evicted = this.#evictsEagerly ? this.#lurker.evict(ban) : Promise.resolve(0);
     const persisted = this.#persist([{ type: 'ban', id: ban.id, created_ms: ban.createdMs, ...ban.spec }]);
     if (ban.createdMs - this.#lastPruneMs >= this.#pruneIntervalMs) this.#pruneInBackground();
     const [count] = await Promise.all([evicted, persisted]);

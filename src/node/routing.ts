@@ -5,6 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Config } from '../config/index.js';
 import { ClientBudget } from '../upstream/client-budget.js';
+import type { SharedCounters } from '../shared-memory/shared-counters.js';
 import { UpstreamPool } from '../upstream/upstream-pool.js';
 import { RouteTable, routeLabel } from '../proxy/route-table.js';
 import type { DataPlaneRoute } from '../proxy/data-plane-server.js';
@@ -22,10 +23,19 @@ export interface Routing {
    * wherever they go. A reload keeps it (`limits` is restart-only), so kept and new pools share it.
    */
   clientBudget: ClientBudget;
+  /** The node's counts (connections in flight, per client), which every thread's routing shares. */
+  limits: NodeLimits;
 }
 
-function createPool(pool: PoolConfig, clientBudget: ClientBudget): UpstreamPool {
+/** The node's limits as one thread counts them (node-limits.ts). */
+export interface NodeLimits {
+  connections: SharedCounters;
+  clients: SharedCounters;
+}
+
+function createPool(pool: PoolConfig, clientBudget: ClientBudget, limits: NodeLimits): UpstreamPool {
   return new UpstreamPool({
+    connectionCounts: limits.connections,
     name: pool.name,
     upstreams: pool.upstreams,
     connectTimeoutMs: pool.connect_timeout,
@@ -42,13 +52,13 @@ function createPool(pool: PoolConfig, clientBudget: ClientBudget): UpstreamPool 
  * same UpstreamPool object; the ones that are not reused are listed in `retired`, to be closed once
  * the new routing is in place.
  */
-export function buildRouting(config: Config, previous?: { config: Config; routing: Routing }): Routing & { retired: UpstreamPool[] } {
-  const clientBudget = previous?.routing.clientBudget ?? new ClientBudget(config.limits.max_in_flight_per_client);
+export function buildRouting(config: Config, limits: NodeLimits, previous?: { config: Config; routing: Routing }): Routing & { retired: UpstreamPool[] } {
+  const clientBudget = previous?.routing.clientBudget ?? new ClientBudget(limits.clients, config.limits.max_in_flight_per_client);
   const pools = new Map<string, UpstreamPool>();
   for (const pool of config.pools) {
     const before = previous?.config.pools.find((candidate) => candidate.name === pool.name);
     const kept = before !== undefined && isDeepStrictEqual(before, pool) ? previous?.routing.pools.get(pool.name) : undefined;
-    pools.set(pool.name, kept ?? createPool(pool, clientBudget));
+    pools.set(pool.name, kept ?? createPool(pool, clientBudget, limits));
   }
   const retired = [...(previous?.routing.pools.values() ?? [])].filter((pool) => ![...pools.values()].includes(pool));
   const rules = config.routes.map((route) => ({
@@ -66,7 +76,7 @@ export function buildRouting(config: Config, previous?: { config: Config; routin
   const refreshRoutes = rules
     .filter((rule) => rule.refresh_before_expiry)
     .map((rule) => ({ label: routeLabel(rule), pool: pools.get(rule.pool)!, policy: rule.policy, minHits: rule.refresh_min_hits }));
-  return { pools, routes: new RouteTable<DataPlaneRoute>(rules), refreshRoutes, clientBudget, retired };
+  return { pools, routes: new RouteTable<DataPlaneRoute>(rules), refreshRoutes, clientBudget, limits, retired };
 }
 
 /** What background refresh is set up with at startup: its routes' labels and popularity gates. */

@@ -1,15 +1,19 @@
 // One svc node: its startup sequence, the parts it is made of, and its way out (drain, stop).
-// The admin listener comes up first so that probes see the startup phases; the data plane opens
-// last. The warm tier's index is rebuilt meanwhile and after: the tier joins the cache when it is
-// complete, and readiness does not wait for it (docs/storage.md "Startup").
-import type { Server } from 'node:http';
+//
+// A node runs in one of two shapes, chosen by `workers` (one per core when absent):
+// - one thread (`workers: 1`): this thread is the control plane and the data plane;
+// - several threads: this thread (the main one) is the control plane and each worker thread serves
+//   the data plane (roles/worker-node.ts), all over one hot tier in shared memory.
+// The control plane is the same in both (this module); what serves the data plane is a DataSide
+// (roles/single-thread-side.ts, roles/worker-threads-side.ts), built from the shared data-plane
+// builder (data-plane.ts) or by the worker threads. The admin listener comes up first so that probes
+// see the startup phases; the data plane opens last. The warm tier's index is rebuilt meanwhile and
+// after: the tier joins the cache when it is complete, and readiness does not wait for it.
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
-import { ConfigError, splitHostPort } from '../config/index.js';
+import { ConfigError } from '../config/index.js';
 import { NodeMetrics } from '../observe/metrics.js';
-import { createAccessLog } from '../observe/access-log.js';
-import { createRequestTracer } from '../observe/tracing/create-tracer.js';
 import type { BatchLimits } from '../observe/tracing/otel-tracer.js';
 import type { Logger } from '../observe/logger.js';
 import { createHotStore } from '../store/hot-store.js';
@@ -18,11 +22,7 @@ import { discardedSchemaMessage } from '../store/warm/schema.js';
 import { StoreError } from '../store/errors.js';
 import { TieredCache } from '../cache/tiered-cache.js';
 import type { CacheEntry } from '../cache/entry.js';
-import type { UpstreamPool } from '../upstream/upstream-pool.js';
-import { CacheFlow } from '../proxy/cache-flow.js';
-import { FillLayer } from '../fill/fill-layer.js';
-import { registerFillCounters } from '../fill/fill-counters.js';
-import { createDataPlaneServer, type DataPlaneDeps } from '../proxy/data-plane-server.js';
+import type { HeaderLookup } from '../cache/policy/header-lookup.js';
 import { AdminRouter } from '../admin/router.js';
 import { createAdminServer } from '../admin/admin-server.js';
 import { mountHealthRoutes } from '../admin/health-routes.js';
@@ -32,42 +32,46 @@ import { createTokenCheck, type AuthFailureGuard } from '../admin/auth.js';
 import { AuthFailureLimiter } from '../admin/auth-failures.js';
 import { mountReloadRoutes } from '../admin/reload-routes.js';
 import { createRejectionLog } from '../edge/rejections.js';
-import { TrustedProxies } from '../edge/trusted-proxies.js';
 import { createInvalidator, type InvalidationEngine } from '../invalidation/create-invalidator.js';
+import type { InvalidationReplicas } from '../invalidation/invalidator.js';
 import { CdnPropagator } from '../cdn/cdn-propagator.js';
 import { CdnInvalidator } from '../cdn/cdn-invalidator.js';
 import { registerCdnMetrics } from '../cdn/cdn-metrics.js';
 import { resolveCdnToken } from '../cdn/cdn-token.js';
 import type { RetryTiming } from '../cdn/send-with-retries.js';
-import { BackgroundRefresher } from '../refresh/background-refresher.js';
-import { createCacheCheck } from './cache-check.js';
+import type { BackgroundRefresher } from '../refresh/background-refresher.js';
 import { mountClusterRoutes } from '../admin/cluster-routes.js';
 import { DashboardSessions } from '../admin/dashboard/dashboard-session.js';
 import { mountDashboardRoutes } from '../admin/dashboard/dashboard-routes.js';
 import { ClusterNode } from '../clustering/cluster-node.js';
+import type { Exposition } from './workers/worker-metrics.js';
+import type { LineSink } from './workers/line-relay.js';
+import { createCacheCheck } from './cache-check.js';
 import { Readiness } from './readiness.js';
-import { InFlightRequests } from './in-flight.js';
 import { Teardown } from './teardown.js';
 import { pinTickObjectShape } from './tick-object-shape.js';
 import { checkStartup } from './startup-checks.js';
 import { openLockedWarmStore } from './warm-directory.js';
-import { buildRouting } from './routing.js';
+import { close, listen } from './listeners.js';
 import { ConfigReloader, type ReloadOutcome, type ReloadStep } from './reload/config-reloader.js';
-import { registerNodeReloadSteps } from './reload/node-reload-steps.js';
+import { registerNodeReloadSteps, type ReloadableParts } from './reload/node-reload-steps.js';
 import { createFileReload } from './reload/reload-from-file.js';
-import { DataPlaneWorkers, type DataPlaneWorkersOptions } from './workers/data-plane-workers.js';
 import { workerCount } from './workers/worker-count.js';
-import { shareWarmWithWorkers } from './workers/share-warm.js';
-import { PeerRelay } from './workers/peer-relay.js';
-import { createWorkerPeerFetcher, type WorkerPeers } from './workers/worker-peer-fetcher.js';
-import type { CacheStore } from '../store/cache-store.js';
+import type { SharedClock } from './shared-clock.js';
+import { singleThreadSide } from './roles/single-thread-side.js';
+import { workerThreadsSide } from './roles/worker-threads-side.js';
+
+export { ListenError } from './listeners.js';
 
 export interface StartNodeOptions {
   config: Config;
   logger: Logger;
   env?: NodeJS.ProcessEnv;
-  /** Wall clock, ms since the epoch; tests inject one to move time. */
-  now?: () => number;
+  /**
+   * Tests only: a clock they move, which every thread of the node reads (a test's `now` function
+   * could not reach the worker threads).
+   */
+  clock?: SharedClock;
   /** Tests only: the CDN propagation's timers and jitter, so its waits are seen without being spent. */
   cdnTiming?: Partial<RetryTiming>;
   /** The file `config` was read from: with it the node can reload (`reload()`, `POST /v1/reload`). */
@@ -76,28 +80,8 @@ export interface StartNodeOptions {
   reloadSteps?: readonly ReloadStep[];
   /** Tests only: the span export's batching, so a full queue or a failed export is seen quickly. */
   tracingBatch?: Partial<BatchLimits>;
-  /**
-   * Several data-plane workers serve the data plane instead of this process, which keeps the admin
-   * API, readiness and the cluster member (`svc serve` with `workers` > 1; src/node/workers/).
-   */
-  workers?: DataPlaneWorkersOptions;
-  /** `worker`: one of those workers: no admin listener, cluster member or CDN, its share of the hot tier. */
-  role?: 'worker';
-  /**
-   * A worker's view of the warm tier its primary owns (worker-warm-tier.ts), in place of opening
-   * `warm.path` itself; it joins the cache when `joined` resolves (the primary's tier is indexed).
-   */
-  sharedWarm?: { tier: CacheStore; joined: Promise<void> };
-  /**
-   * A worker of a clustered node: whether its primary's cluster member has caught up. Until then the
-   * worker does not serve what was fetched before it started, as ClusterNode.servable does.
-   */
-  clusterCaughtUp?: () => boolean;
-  /**
-   * A worker of a strong-mode node: its primary's cluster member as the worker sees it, and the
-   * primary's peer-fetch hop token. The worker asks owners through it (relayed-cluster-member.ts).
-   */
-  peers?: WorkerPeers;
+  /** Where the data-plane worker threads' log lines go, whole; standard output by default. */
+  workerOutput?: LineSink;
 }
 
 export interface SvcNode {
@@ -107,12 +91,17 @@ export interface SvcNode {
   readonly adminToken: AdminToken;
   readonly metrics: NodeMetrics;
   readonly readiness: Readiness;
+  /** The node's cache: the hot tier every thread shares, and the warm tier. */
   readonly cache: TieredCache;
   readonly invalidator: InvalidationEngine;
   /** The cluster side of the node; undefined when it runs alone. */
   readonly cluster: ClusterNode | undefined;
   /** Background refresh; undefined when no route has `refresh_before_expiry`. */
   readonly refresher: BackgroundRefresher | undefined;
+  /** Threads that serve the data plane (`workers`). */
+  readonly workers: number;
+  /** The data-plane worker threads, when there are several (for operators' tools and tests). */
+  readonly dataPlaneThreads: DataPlaneThreads | undefined;
   /** Every `METHOD path` the admin listener serves (for the OpenAPI coverage test). */
   adminRoutes(): string[];
   /** The configuration in force (the last one reloaded). */
@@ -125,91 +114,107 @@ export interface SvcNode {
   reload(): Promise<ReloadOutcome>;
   /** Stops taking new work; resolves when in-flight requests are done or the drain timed out. */
   drain(): Promise<void>;
+  /**
+   * Resolves once background refresh has heard of every hit the node served so far. The data-plane
+   * threads report theirs every 100 ms; a test that moves the node's clock asks for them at once.
+   */
+  gatherHits(): Promise<void>;
   /** Closes the cluster, listeners, pools and stores, newest first; the warm tier is flushed before it closes. */
   stop(): Promise<void>;
 }
 
+/** A node's data-plane worker threads. */
+export interface DataPlaneThreads {
+  /** The threadId of each slot's worker; undefined while a slot's worker is started again. */
+  threadIds(): (number | undefined)[];
+  /** Ends the worker of `slot` at once, whatever it is doing (it is started again). */
+  terminate(slot: number): Promise<void>;
+  /** Workers started again after one ended, since start. */
+  readonly restarts: number;
+}
+
+/** What the control plane has built when it asks the data side to build itself. */
+export interface ControlParts {
+  config: () => Config;
+  firstConfig: Config;
+  logger: Logger;
+  now: () => number;
+  metrics: NodeMetrics;
+  readiness: Readiness;
+  cache: TieredCache;
+  warm: WarmStore | undefined;
+  invalidator: InvalidationEngine;
+  cluster: ClusterNode | undefined;
+  teardown: Teardown;
+  options: StartNodeOptions;
+  /** Whether the node drains (read on every request). */
+  isDraining: () => boolean;
+}
+
+/** What serves the data plane, as the control plane uses it. */
+export interface DataSide {
+  /** Where each invalidation is applied too before it answers (the worker threads). */
+  readonly replicas: InvalidationReplicas | undefined;
+  /** Builds what serves, once the cache, the engine and the cluster member exist. */
+  build(parts: ControlParts): Promise<void>;
+  /** Opens the data plane; resolves with its URL. */
+  start(onServingChange: (serving: number, total: number) => void): Promise<string>;
+  /** The fresh entry a plain request for `key` would be answered from (peer fetch's owner side). */
+  freshEntry(key: string, requestHeaders: HeaderLookup): CacheEntry | undefined;
+  /** Where the owner side asks this node's data plane for `key` (PeerFetcherOptions.dataPlane). */
+  dataPlaneFor(key: string): string;
+  /** Stops taking new work; true once in-flight requests are done, false when the drain timed out. */
+  drain(): Promise<boolean>;
+  /** After the control plane reloaded the file: the data plane applies it too. */
+  reloaded(): Promise<void>;
+  exposition(own: Registry, openMetrics: boolean): Promise<Exposition>;
+  metricsSource(own: Registry): Pick<Registry, 'getMetricsAsJSON'>;
+  readonly refresher: BackgroundRefresher | undefined;
+  readonly threads: DataPlaneThreads | undefined;
+  /** Resolves once the refresher has heard of every hit served so far (SvcNode.gatherHits). */
+  gatherHits(): Promise<void>;
+  /** What a configuration reload changes on this side. */
+  reloadParts(): Partial<ReloadableParts>;
+}
+
 /** How long drain waits for in-flight requests: as long as the slowest origin is allowed to take. */
-const DRAIN_TIMEOUT_MS = 30_000;
-
-/** What the system says when a listener cannot open, in the words an operator searches for. */
-const LISTEN_FAILURES: Readonly<Record<string, string>> = {
-  EADDRINUSE: 'address already in use',
-  EADDRNOTAVAIL: 'no interface of this host has that address',
-  EACCES: 'permission denied',
-};
-
-/** A listener that could not open: names which one, its configured address and why. */
-export class ListenError extends Error {
-  constructor(listener: string, address: string, cause: NodeJS.ErrnoException) {
-    const reason = cause.code !== undefined && LISTEN_FAILURES[cause.code] ? `${LISTEN_FAILURES[cause.code]} (${cause.code})` : cause.message;
-    super(`the ${listener} listener cannot open ${address}: ${reason}`, { cause });
-    this.name = 'ListenError';
-  }
-}
-
-async function listen(server: Server, listener: string, address: string): Promise<string> {
-  const { host, port } = splitHostPort(address);
-  await new Promise<void>((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException): void => reject(new ListenError(listener, address, error));
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  const bound = server.address() as AddressInfo;
-  const shownHost = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
-  return `http://${shownHost}:${bound.port}`;
-}
-
-async function close(server: Server): Promise<void> {
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
-    // Connections still busy after a grace period are cut: stop must end.
-    setTimeout(() => server.closeAllConnections(), 2_000).unref();
-  });
-}
+export const DRAIN_TIMEOUT_MS = 30_000;
 
 export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
   const teardown = new Teardown();
   try {
-    return await openNode(options, teardown);
+    const threads = workerCount(options.config);
+    const side = threads > 1 ? workerThreadsSide(threads, options) : singleThreadSide();
+    return await openNode(options, teardown, side, threads);
   } catch (error) {
     await teardown.run().catch((closeError: unknown) => options.logger.warn({ err: closeError }, 'closing after a failed start failed'));
     throw error;
   }
 }
 
-async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<SvcNode> {
+async function openNode(options: StartNodeOptions, teardown: Teardown, side: DataSide, threads: number): Promise<SvcNode> {
   const { config, logger } = options;
-  const isWorker = options.role === 'worker';
-  const workers = options.workers ? new DataPlaneWorkers(options.workers, logger) : undefined;
   let current = config;
   const env = options.env ?? process.env;
   const problems = await checkStartup(config, env);
   if (problems.length > 0) throw new ConfigError(problems);
   // Without it, a node that sat idle once answers its hits about a quarter slower (see the module).
   await pinTickObjectShape();
-  const now = options.now ?? Date.now;
+  const now = options.clock?.now ?? Date.now;
   const metrics = new NodeMetrics();
   const readiness = new Readiness(metrics, now);
-  const inFlight = new InFlightRequests();
   readiness.expect('data_listener_bound', 'the data-plane listener is not open yet');
 
   const adminToken = resolveAdminToken(env, config.admin.token);
-  if (adminToken.source === 'generated' && !isWorker) {
-    // Spec §5.2: with no token configured, the generated one is logged once so an operator can use it.
-    logger.warn({ admin_token: adminToken.value }, 'no admin token configured: generated one for this run');
-  }
+  // Spec §5.2: with no token configured, the generated one is logged once so an operator can use it.
+  if (adminToken.source === 'generated') logger.warn({ admin_token: adminToken.value }, 'no admin token configured: generated one for this run');
 
   let draining: Promise<void> | undefined;
   const drain = (): Promise<void> => {
     draining ??= (async () => {
       readiness.markDraining();
-      logger.info({ in_flight: inFlight.size }, 'draining');
-      const [idle] = await Promise.all([inFlight.idle(DRAIN_TIMEOUT_MS), workers?.drain()]);
+      logger.info('draining');
+      const idle = await side.drain();
       readiness.markDrained();
       logger.info({ timed_out: !idle }, 'drained');
     })();
@@ -224,103 +229,48 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     options.configFile === undefined
       ? undefined
       : createFileReload({ file: options.configFile, env, reloader, logger, registry: metrics.registry, started, current: () => current, replace: (next) => (current = next) });
-
-  const limits = {
-    maxHeaderBytes: config.limits.max_header_bytes,
-    headerTimeoutMs: config.limits.header_timeout,
-    keepAliveTimeoutMs: config.limits.keep_alive_timeout,
-  };
-  // With workers, a reload answers once every worker applied it too.
+  // A reload answers once the data plane applied it too.
   const reload =
-    fileReload && workers
-      ? async (): Promise<ReloadOutcome> => {
-          const outcome = await fileReload();
-          if (outcome.status === 'reloaded') await workers.reload();
-          return outcome;
-        }
-      : fileReload;
+    fileReload &&
+    (async (): Promise<ReloadOutcome> => {
+      const outcome = await fileReload();
+      if (outcome.status === 'reloaded') await side.reloaded();
+      return outcome;
+    });
 
   const router = new AdminRouter();
-  const exposition = workers ? { exposition: (openMetrics?: boolean) => workers.exposition(metrics.registry, openMetrics) } : metrics;
-  mountHealthRoutes(router, { readiness, metrics: exposition, drain });
+  mountHealthRoutes(router, { readiness, metrics: { exposition: (openMetrics?: boolean) => side.exposition(metrics.registry, openMetrics ?? false) }, drain });
   const adminRejections = createRejectionLog('admin', logger, metrics.edge.rejected);
-  let adminUrl = '';
-  if (!isWorker) {
-    const adminServer = createAdminServer(router, {
-      logger,
-      limits,
-      bodyIdleTimeoutMs: config.limits.body_idle_timeout,
-      rejections: adminRejections,
-      smugglingRejected: metrics.smugglingRejected,
-    });
-    adminUrl = await listen(adminServer, 'admin', config.admin.listen);
-    teardown.add(() => close(adminServer));
-  }
+  const adminServer = createAdminServer(router, {
+    logger,
+    limits: { maxHeaderBytes: config.limits.max_header_bytes, headerTimeoutMs: config.limits.header_timeout, keepAliveTimeoutMs: config.limits.keep_alive_timeout },
+    bodyIdleTimeoutMs: config.limits.body_idle_timeout,
+    rejections: adminRejections,
+    smugglingRejected: metrics.smugglingRejected,
+  });
+  const adminUrl = await listen(adminServer, 'admin', config.admin.listen, { reusePort: false });
+  teardown.add(() => close(adminServer));
 
-  let warm: WarmStore | undefined;
-  if (config.warm && !isWorker) {
-    const warmConfig = config.warm;
-    warm = await readiness.phase('log_replay', () => openLockedWarmStore(warmConfig, now, teardown, config.cluster?.mode));
-    const opened = warm;
-    // Advisory: the node serves (from the hot tier and the origin) while the index is rebuilt.
-    readiness.set('warm_store_indexed', false, `indexing ${opened.recordsAtOpen} records`, false);
-    opened.indexed.then(
-      () => {
-        const report = opened.openReport;
-        if (report.discardedSchema) {
-          logger.warn({ discarded: report.discardedSchema }, discardedSchemaMessage(warmConfig.path, report.discardedSchema));
-        }
-        if (report.discardedMode) {
-          logger.warn({ was: report.discardedMode, now: config.cluster?.mode }, 'warm tier was filled under another cluster mode: wiped (spec §1.4)');
-        }
-        logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
-        readiness.set('warm_store_indexed', true, `${report.entryCount} entries indexed`, false);
-      },
-      (error: unknown) => {
-        if (error instanceof StoreError && error.code === 'closed') return;
-        logger.error({ err: error }, 'the warm tier could not be indexed: the node serves without it');
-        readiness.set('warm_store_indexed', false, `indexing failed: ${(error as Error).message}`, false);
-      },
-    );
-  }
+  const warm = config.warm ? await openWarm(config, readiness, logger, now, teardown) : undefined;
   // Evictions from the hot tier are demoted to the warm one (when the write-through copy is missing).
-  // A worker holds its share of the hot tier: the node's memory bound stays hot_max_bytes.
-  const hotShare = (bytes: number): number => (isWorker ? Math.max(1, Math.floor(bytes / workerCount(config))) : bytes);
-  const hot = createHotStore({ maxBytes: hotShare(config.hot_max_bytes), onEvict: (entry) => cache.demote(entry) });
-  // A worker reads the tier its primary owns, which reports its figures.
-  const sharedWarm = isWorker ? options.sharedWarm : undefined;
-  const cache = sharedWarm ? new TieredCache(hot, sharedWarm.tier, sharedWarm.joined) : new TieredCache(hot, warm, warm?.indexed);
+  const hot = createHotStore({ maxBytes: config.hot_max_bytes, onEvict: (entry) => cache.demote(entry) });
+  const cache = new TieredCache(hot, warm, warm?.indexed);
   metrics.bindStores(hot, warm);
 
   // Bans and purges are kept beside the warm tier they must outlive; without one, nothing survives a
-  // restart that an invalidation would need to hide. A worker's are its primary's to keep.
-  const invalidationDir = config.warm && !isWorker ? join(config.warm.path, 'invalidation') : undefined;
-  const invalidator = createInvalidator({
-    cache,
-    logger,
-    now,
-    dataDir: invalidationDir,
-    // A worker starts knowing every ban and purge its primary's journal holds: the warm tier they
-    // share may still hold what those hide (bans are swept from it lazily).
-    replayFrom: sharedWarm && config.warm ? join(config.warm.path, 'invalidation') : undefined,
-    maxActiveBans: config.max_active_bans,
-    replicas: workers?.replicas(),
-  });
+  // restart that an invalidation would need to hide.
+  const invalidationDir = config.warm ? join(config.warm.path, 'invalidation') : undefined;
+  const invalidator = createInvalidator({ cache, logger, now, dataDir: invalidationDir, maxActiveBans: config.max_active_bans, replicas: side.replicas });
   metrics.bindBans(invalidator);
-  // The workers read the warm tier from disk and send their changes here, its one writer.
-  if (workers && warm) shareWarmWithWorkers(workers, warm, cache, invalidator, logger);
   await readiness.phase('log_replay', () => invalidator.start());
   teardown.add(() => invalidator.stop());
-  // With workers, an invalidation is applied in every one of them before it is answered.
   // CDN purges not yet confirmed are kept beside the invalidation journal, and sent again at start.
-  // A data-plane worker has neither: its primary propagates and holds the cluster member.
-  const cdnConfig = isWorker ? undefined : config.cdn;
-  const clusterConfig = isWorker ? undefined : config.cluster;
+  const cdnConfig = config.cdn;
   const cdn = cdnConfig
     ? await readiness.phase('log_replay', () =>
         CdnPropagator.start({
           config: cdnConfig,
-          token: resolveCdnToken(cdnConfig.api_token, options.env ?? process.env),
+          token: resolveCdnToken(cdnConfig.api_token, env),
           logger,
           metrics: registerCdnMetrics(metrics.registry),
           pendingDir: invalidationDir,
@@ -330,17 +280,8 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
       )
     : undefined;
   if (cdn) teardown.add(() => cdn.stop());
-  // Every miss, revalidation, refresh and peer fetch becomes a stored entry here, behind the store gate.
-  const fills = new FillLayer({
-    cache,
-    gate: invalidator,
-    now,
-    maxObjectBytes: config.max_object_bytes,
-    writeIdleTimeoutMs: config.client_write_idle_timeout,
-    counters: registerFillCounters(metrics.registry),
-  });
 
-  let dataUrl = '';
+  const clusterConfig = config.cluster;
   const cluster: ClusterNode | undefined = clusterConfig
     ? await ClusterNode.create({
         config: { ...config, cluster: clusterConfig },
@@ -349,36 +290,31 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
         readiness,
         local: invalidator,
         adminAddress: new URL(adminUrl).host,
-        dataPlaneUrl: () => dataUrl,
-        freshEntry: (key, requestHeaders): CacheEntry | undefined => cacheFlow.freshEntry(key, requestHeaders),
+        dataPlane: (key) => side.dataPlaneFor(key),
+        freshEntry: (key, requestHeaders) => side.freshEntry(key, requestHeaders),
         // Records still being indexed are held too: a gap must be distrusted for them.
         holdsEntries: () => hot.entryCount + (warm === undefined ? 0 : Math.max(warm.entryCount, warm.recordsAtOpen)) > 0,
-        stateDir: config.warm ? join(config.warm.path, 'invalidation') : undefined,
+        stateDir: invalidationDir,
         now,
       })
     : undefined;
   mountClusterRoutes(router, () => cluster?.peers() ?? []);
-  if (workers && cluster) void cluster.caughtUp.then(() => workers.clusterCaughtUp());
-  // Strong mode with workers: they learn the ring from this member and ask owners through it.
-  if (workers && cluster?.peerFetcher) workers.relayPeers(new PeerRelay(cluster.member, cluster.peerFetcher.hopToken));
-  const workerPeers = isWorker && config.cluster ? options.peers : undefined;
-  const workerPeerFetcher =
-    workerPeers &&
-    config.cluster &&
-    createWorkerPeerFetcher(workerPeers, {
-      config: { ...config, cluster: config.cluster },
-      metrics,
-      now,
-      dataPlaneUrl: () => dataUrl,
-      freshEntry: (key, requestHeaders) => cacheFlow.freshEntry(key, requestHeaders),
-    });
-  if (workerPeerFetcher) teardown.add(() => workerPeerFetcher.close());
-  const peerFetcher = cluster?.peerFetcher ?? workerPeerFetcher;
-  const startedMs = now();
-  const caughtUp = isWorker && config.cluster ? options.clusterCaughtUp : undefined;
-  const servable = cluster
-    ? (entry: CacheEntry): boolean => cluster.servable(entry)
-    : caughtUp && ((entry: CacheEntry): boolean => caughtUp() || entry.requestTimeMs >= startedMs);
+  await side.build({
+    config: () => current,
+    firstConfig: config,
+    logger,
+    now,
+    metrics,
+    readiness,
+    cache,
+    warm,
+    invalidator,
+    cluster,
+    teardown,
+    options,
+    isDraining: () => readiness.isDraining(),
+  });
+
   // In a cluster, the admin API's invalidations go to the other nodes too; with a CDN, to the CDN
   // as well, from this node only (peers apply what they receive without forwarding it).
   const adminInvalidator = cluster?.invalidator ?? invalidator;
@@ -390,13 +326,6 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     logger,
     rejections: adminRejections,
   };
-  const ownCacheCheck = createCacheCheck({
-    cache,
-    now,
-    isInvalidated: (entry) => invalidator.isInvalidated(entry),
-    matchingBans: (entry) => invalidator.matchingBans(entry),
-    ownerOf: (key) => cluster?.ownerOf(key) ?? null,
-  });
   mountV1Routes(router, {
     sessions,
     now,
@@ -405,14 +334,20 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     cdnStatus: cdn ? () => cdn.status() : undefined,
     adminToken,
     config: () => current,
-    stats: async (url) => ({
+    stats: (url) => ({
       tiers: {
-        hot: { ...(workers ? await workers.hotTier() : { entries: hot.entryCount, bytes: hot.byteCount }), max_bytes: current.hot_max_bytes },
+        hot: { entries: hot.entryCount, bytes: hot.byteCount, max_bytes: current.hot_max_bytes },
         warm: warm && config.warm ? { entries: warm.entryCount, bytes: warm.byteCount, max_bytes: config.warm.max_bytes } : null,
       },
       ring: cluster?.ringStats(url) ?? null,
     }),
-    cacheCheck: (url) => (workers ? workers.cacheCheck(url, ownCacheCheck) : ownCacheCheck(url)),
+    cacheCheck: createCacheCheck({
+      cache,
+      now,
+      isInvalidated: (entry) => invalidator.isInvalidated(entry),
+      matchingBans: (entry) => invalidator.matchingBans(entry),
+      ownerOf: (key) => cluster?.ownerOf(key) ?? null,
+    }),
     pprofEnabled: config.admin.pprof_enabled,
     authGuard,
   });
@@ -420,97 +355,27 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     sessions,
     adminToken,
     authGuard,
-    registry: workers ? workers.metricsSource(metrics.registry) : metrics.registry,
+    registry: side.metricsSource(metrics.registry),
     capacities: () => ({ hotMaxBytes: current.hot_max_bytes, warmMaxBytes: config.warm?.max_bytes }),
     nodeName: config.cluster?.node_name,
   });
   if (reload) mountReloadRoutes(router, { check: createTokenCheck(adminToken, authGuard), reload });
+  registerNodeReloadSteps(reloader, { logger, env, hot, adminToken, invalidator, refresher: side.refresher, ...side.reloadParts() });
 
-  const routing = buildRouting(config);
-  // Closed after the data plane and background refresh stop; a reload may have replaced the first pools.
-  let poolsInUse = (): ReadonlyMap<string, UpstreamPool> => routing.pools;
-  teardown.add(async () => {
-    await Promise.all([...poolsInUse().values()].map((pool) => pool.close()));
-  });
-  // Background refresh exists only when a route asks for it (spec §6.5: its metrics appear only then).
-  const { refreshRoutes } = routing;
-  const refresher =
-    refreshRoutes.length === 0
-      ? undefined
-      : new BackgroundRefresher({
-          cache,
-          routes: refreshRoutes,
-          registry: metrics.registry,
-          logger,
-          now,
-          fills,
-          isInvalidated: (entry) => invalidator.isInvalidated(entry),
-          // What is popular is kept beside the warm tier, so it survives a restart as the entries do
-          // (by the process that owns the directory: a worker's popularity starts afresh).
-          persistDirectory: config.warm && !isWorker ? join(config.warm.path, 'refresh') : undefined,
-        });
-  await refresher?.start();
-  if (refresher) teardown.add(() => refresher.stop());
-  // Shut down after the data plane closed (teardown runs newest first), so the last spans are sent.
-  const tracer = await createRequestTracer(config.tracing, {
-    registry: metrics.registry,
-    instanceId: config.cluster?.node_name,
-    batch: options.tracingBatch,
-  });
-  teardown.add(() => tracer.shutdown());
-  const cacheFlow: CacheFlow = new CacheFlow({
-    cache,
-    fills,
-    now,
-    logger,
-    isInvalidated: (entry) => invalidator.isInvalidated(entry),
-    servable,
-    onServedFromCache: refresher?.onServedFromCache,
-    peer: peerFetcher,
-  });
-  const accessLog = createAccessLog(logger, config.log.access_query);
-  const dataPlane: DataPlaneDeps = {
-    routes: routing.routes,
-    pools: routing.pools,
-    cacheFlow,
-    fills,
-    cache,
-    logger,
-    metrics,
-    accessLog,
-    inFlight,
-    tracer,
-    isDraining: () => readiness.isDraining(),
-    smugglingRejected: metrics.smugglingRejected,
-    rejections: createRejectionLog('data', logger, metrics.edge.rejected),
-    limits,
-    bodyIdleTimeoutMs: config.limits.body_idle_timeout,
-    // svc's data plane speaks plain HTTP: a request's scheme is http unless a trusted proxy says https.
-    listenerScheme: 'http',
-    trustedProxies: new TrustedProxies(config.trusted_proxies),
-  };
-  poolsInUse = () => dataPlane.pools;
-  registerNodeReloadSteps(reloader, { logger, env, hot: { resize: (bytes) => hot.resize(hotShare(bytes)) }, fills, peerFetcher, refresher, dataPlane, routing, adminToken, accessLog, invalidator });
-  if (workers) {
-    const total = options.workers!.workers;
-    // Ready while at least one worker serves; a dead one is forked again meanwhile.
-    const serving = (count: number): void =>
-      readiness.set('data_listener_bound', count > 0, count > 0 ? `listening on ${dataUrl} (${count} of ${total} workers)` : 'no data-plane worker serves: forking them again');
-    dataUrl = await workers.start(serving);
-    teardown.add(() => workers.stop());
-    serving(total);
-  } else {
-    const dataServer = createDataPlaneServer(dataPlane);
-    dataUrl = await listen(dataServer, 'data-plane', config.listen);
-    teardown.add(() => close(dataServer));
-    readiness.set('data_listener_bound', true, `listening on ${dataUrl}`);
-  }
+  const dataUrl = await side.start((serving, total) =>
+    readiness.set(
+      'data_listener_bound',
+      serving > 0,
+      serving === 0 ? 'no data-plane thread serves: starting them again' : total > 1 ? `listening (${serving} of ${total} threads)` : 'listening',
+    ),
+  );
+  readiness.set('data_listener_bound', true, threads > 1 ? `listening on ${dataUrl} (${threads} threads)` : `listening on ${dataUrl}`);
   // Joined last: peers may send fetches as soon as they know this node, and the data plane answers them.
   if (cluster) {
     teardown.add(() => cluster.stop());
     await cluster.start();
   }
-  logger.info(isWorker ? { data: dataUrl } : { data: dataUrl, admin: adminUrl }, 'svc is serving');
+  logger.info({ data: dataUrl, admin: adminUrl, workers: threads }, 'svc is serving');
   markStarted();
 
   return {
@@ -521,8 +386,10 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
     readiness,
     cache,
     invalidator,
-    refresher,
+    refresher: side.refresher,
     cluster,
+    workers: threads,
+    dataPlaneThreads: side.threads,
     adminRoutes: () => router.routes(),
     config: () => current,
     reload: () => {
@@ -530,7 +397,31 @@ async function openNode(options: StartNodeOptions, teardown: Teardown): Promise<
       return reload();
     },
     drain,
+    gatherHits: () => side.gatherHits(),
     // Cluster first (peers stop sending fetches), then the data plane, and the stores last.
     stop: () => teardown.run(),
   };
+}
+
+/** Opens the warm tier (log replay) and reports its index as it is rebuilt, without waiting for it. */
+async function openWarm(config: Config, readiness: Readiness, logger: Logger, now: () => number, teardown: Teardown): Promise<WarmStore> {
+  const warmConfig = config.warm!;
+  const warm = await readiness.phase('log_replay', () => openLockedWarmStore(warmConfig, now, teardown, config.cluster?.mode));
+  // Advisory: the node serves (from the hot tier and the origin) while the index is rebuilt.
+  readiness.set('warm_store_indexed', false, `indexing ${warm.recordsAtOpen} records`, false);
+  warm.indexed.then(
+    () => {
+      const report = warm.openReport;
+      if (report.discardedSchema) logger.warn({ discarded: report.discardedSchema }, discardedSchemaMessage(warmConfig.path, report.discardedSchema));
+      if (report.discardedMode) logger.warn({ was: report.discardedMode, now: config.cluster?.mode }, 'warm tier was filled under another cluster mode: wiped (spec §1.4)');
+      logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
+      readiness.set('warm_store_indexed', true, `${report.entryCount} entries indexed`, false);
+    },
+    (error: unknown) => {
+      if (error instanceof StoreError && error.code === 'closed') return;
+      logger.error({ err: error }, 'the warm tier could not be indexed: the node serves without it');
+      readiness.set('warm_store_indexed', false, `indexing failed: ${(error as Error).message}`, false);
+    },
+  );
+  return warm;
 }

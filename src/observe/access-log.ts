@@ -44,7 +44,7 @@ export interface AccessLog {
  * process start: equal queries show equal hashes within one run of one node, and a dictionary of
  * likely values (short tokens, e-mail addresses) cannot be hashed to find them, as a plain hash could.
  */
-export function loggedPath(target: string, mode: AccessQueryMode, hashKey: Buffer): string {
+export function loggedPath(target: string, mode: AccessQueryMode, hashKey: Uint8Array): string {
   const mark = target.indexOf('?');
   if (mark === -1 || mode === 'full') return target;
   const path = target.slice(0, mark);
@@ -53,10 +53,13 @@ export function loggedPath(target: string, mode: AccessQueryMode, hashKey: Buffe
   return `${path}?hmac:${createHmac('sha256', hashKey).update(query).digest('hex').slice(0, HASH_HEX_DIGITS)}`;
 }
 
-export function createAccessLog(logger: Logger, queryMode: AccessQueryMode = 'omit'): AccessLog {
+/**
+ * `hashKey`: the HMAC key of `hash` mode, drawn at random when not given; the threads of one node are
+ * given the same, so that equal queries hash equally whichever thread logged them.
+ */
+export function createAccessLog(logger: Logger, queryMode: AccessQueryMode = 'omit', hashKey: Uint8Array = randomBytes(32)): AccessLog {
   let okSeen = 0;
   let mode = queryMode;
-  const hashKey = randomBytes(32);
   return {
     sampled(status) {
       return status !== 200 || okSeen++ % OK_SAMPLE_EVERY === 0;

@@ -23,23 +23,40 @@ export type { Logger };
 const BATCH_BYTES = 4096;
 const FLUSH_EVERY_MS = 100;
 
+/** Where LogOutput's lines go. */
+interface Sink {
+  write(line: string): void;
+  flush(done?: (error?: Error) => void): void;
+  destroy(): void;
+}
+
 /**
  * Standard output in either format, switchable while the process runs (a configuration reload).
  * Every line is made as JSON; `pretty` rewrites it on its way to the same batched destination, so a
  * switch neither reorders lines nor loses the ones still gathered.
  */
 export class LogOutput implements DestinationStream {
-  readonly #sink = pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES, periodicFlush: FLUSH_EVERY_MS });
+  readonly #sink: Sink;
   #format: LogFormat = 'json';
   #pretty: ((line: string) => string) | undefined;
   #abandoned = false;
 
-  constructor(format: LogFormat = 'json') {
+  /**
+   * `format` of the lines; `stream` where they go instead of standard output's batched destination (a
+   * data-plane worker thread writes to its own stdout, which the main thread relays whole lines of).
+   */
+  constructor(format: LogFormat = 'json', stream?: NodeJS.WritableStream) {
     this.setFormat(format);
+    if (stream !== undefined) {
+      this.#sink = { write: (line) => void stream.write(line), flush: (done) => void stream.write('', () => done?.()), destroy: () => undefined };
+      return;
+    }
+    const destination = pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES, periodicFlush: FLUSH_EVERY_MS });
     // What reads standard output is gone (a closed pipe): nothing written will ever be read.
-    this.#sink.on('error', (error: NodeJS.ErrnoException) => {
+    destination.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EPIPE') this.abandon();
     });
+    this.#sink = destination;
   }
 
   get format(): LogFormat {

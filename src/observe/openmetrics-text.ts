@@ -28,7 +28,7 @@ export function wantsOpenMetrics(accept: string | undefined): boolean {
   });
 }
 
-export async function openMetricsText(registry: Registry): Promise<string> {
+export async function openMetricsText(registry: Pick<Registry, 'getMetricsAsJSON'>): Promise<string> {
   const lines: string[] = [];
   for (const metric of await registry.getMetricsAsJSON()) {
     const type = String(metric.type);

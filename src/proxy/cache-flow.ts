@@ -11,7 +11,6 @@ import { originAnswerResult, settledResult, type FillOutcome } from '../cache/po
 import { evaluateConditional, notModifiedFields } from '../cache/policy/conditional.js';
 import { ageSeconds } from '../cache/policy/age.js';
 import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
-import { variantKey } from '../cache/policy/vary.js';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
 import type { Logger } from '../observe/logger.js';
 import type { CacheResult, Source } from '../observe/metrics.js';
@@ -26,6 +25,11 @@ import { relayInformational } from './informational.js';
 import { passThrough } from './pass-through.js';
 import { sendProxyError, sendUpstreamFailure } from './respond.js';
 import { serveStored } from './stored-response.js';
+import { freshEntry, storedEntry } from './stored-lookup.js';
+import type { HomeRouting } from './home-routing.js';
+
+/** Told of every request that found an entry stored and may be answered from it (background refresh). */
+export type ServedHook = (entry: CacheEntry, request: OriginRequest, route: CachingRoute) => void;
 
 export interface CacheFlowDeps {
   cache: TieredCache;
@@ -42,8 +46,12 @@ export interface CacheFlowDeps {
   servable?: ((entry: CacheEntry) => boolean) | undefined;
   /** Strong mode: keys another node owns are fetched from it (spec §1.4 peer fetch). */
   peer?: PeerFetch | undefined;
-  /** Told of every request that found an entry stored and may be answered from it (background refresh). */
-  onServedFromCache?: (entry: CacheEntry, request: OriginRequest, route: CachingRoute) => void;
+  /**
+   * A data-plane thread of several: a key's misses are answered by its home thread (home-routing.ts),
+   * which coalesces them for the whole node. Absent in a single-thread node, every key's home.
+   */
+  home?: HomeRouting | undefined;
+  onServedFromCache?: ServedHook | undefined;
 }
 
 /** Strong mode's peer fetch, as the cache flow uses it (src/clustering/peer-fetcher.ts). */
@@ -92,12 +100,6 @@ interface Lookup {
   route: CachingRoute;
 }
 
-/** The stored variant a request selects (RFC 9111 §4.1): the one whose Vary fields it matches. */
-function variantForRequest(candidates: readonly CacheEntry[], requestHeaders: HeaderLookup): CacheEntry | undefined {
-  for (const entry of candidates) if (entry.variantKey === variantKey(entry.varyNames, requestHeaders)) return entry;
-  return undefined;
-}
-
 /** A stored entry that may not be served without asking the origin, and whether stale-if-error applies. */
 interface Stale {
   hit: Hit;
@@ -133,7 +135,12 @@ export class CacheFlow {
       route,
     };
     const peerRoute = this.deps.peer?.route(exchange, lookup.key);
-    if (peerRoute !== undefined && peerRoute.kind !== 'here') return this.fromOwner(lookup, peerRoute.kind === 'owner' ? peerRoute.owner : undefined);
+    if (peerRoute !== undefined && peerRoute.kind !== 'here') {
+      const owner = peerRoute.kind === 'owner' ? peerRoute.owner : undefined;
+      // The key's home thread asks the owner once for the whole node.
+      if (this.awayFromHome(lookup)) return this.fromHome(lookup, undefined, (shared) => this.ownerOpening(lookup, owner, shared));
+      return this.fromOwner(lookup, owner);
+    }
     const hit = this.lookup(lookup);
     if (!hit) {
       if (lookup.directives.onlyIfCached) {
@@ -156,7 +163,9 @@ export class CacheFlow {
         return;
       case 'stale_while_revalidate':
         serveStored(exchange, hit.entry, requestHeaders, 'STALE', hit.source, now);
-        this.revalidateInBackground(hit.entry, originRequestOf(exchange), route);
+        // The home thread revalidates for the whole node: it is handed the request, and answers it STALE too.
+        if (this.awayFromHome(lookup)) this.deps.home!.nudge(exchange, lookup.key);
+        else this.revalidateInBackground(hit.entry, originRequestOf(exchange), route);
         return;
       case 'gateway_timeout':
         exchange.served('MISS', 'origin');
@@ -173,19 +182,11 @@ export class CacheFlow {
    * without a trip through the data plane.
    */
   freshEntry(key: string, requestHeaders: HeaderLookup): CacheEntry | undefined {
-    const hit = this.lookup({ key, requestHeaders });
-    if (!hit) return undefined;
-    return decideReuse(requestDirectives(requestHeaders), hit.entry, this.deps.now()).action === 'fresh' ? hit.entry : undefined;
+    return freshEntry(this.deps, key, requestHeaders);
   }
 
   private lookup({ key, requestHeaders }: Pick<Lookup, 'key' | 'requestHeaders'>): Hit | undefined {
-    const hit = this.deps.cache.lookup(key, variantForRequest, requestHeaders);
-    if (hit && this.deps.isInvalidated?.(hit.entry)) {
-      this.deps.cache.delete(hit.entry.key, hit.entry.variantKey);
-      return undefined;
-    }
-    if (hit && this.deps.servable?.(hit.entry) === false) return undefined;
-    return hit;
+    return storedEntry(this.deps, key, requestHeaders);
   }
 
   /**
@@ -194,6 +195,7 @@ export class CacheFlow {
    */
   private miss(lookup: Lookup, stale: Stale | undefined): Promise<void> {
     const ask = this.originAsk(lookup, stale);
+    if (this.awayFromHome(lookup)) return this.fromHome(lookup, stale, () => this.deps.fills.originOpening(ask));
     // A request with credentials or no-store makes a fill nobody else waits on: its answer is most
     // likely its own (RFC 9111 §3.5, §5.2.1.5).
     return this.viaFill(lookup, !isPersonal(lookup), (shared) => this.deps.fills.fromOrigin(ask, shared), stale);
@@ -206,15 +208,36 @@ export class CacheFlow {
    * and this node keeps no copy.
    */
   private fromOwner(lookup: Lookup, owner: string | undefined): Promise<void> {
+    return this.viaFill(lookup, isPlain(lookup), (shared) => this.deps.fills.open(lookup.key, this.ownerOpening(lookup, owner, shared), shared), undefined);
+  }
+
+  /** The opening of a fill that asks the key's owner (or the origin, when the owner is suspect or refused it). */
+  private ownerOpening(lookup: Lookup, owner: string | undefined, shared: boolean): (fill: Fill) => Promise<FillOpening> {
     const peer = this.deps.peer!;
-    const { exchange, key, requestHeaders, route } = lookup;
-    const plain = exchange.request.method === 'GET' && !isPersonal(lookup) && NEEDS_OWN_ANSWER.every((name) => requestHeaders(name) === undefined);
-    const fallback = plain
+    const { exchange, key, route } = lookup;
+    const fallback = isPlain(lookup)
       ? this.deps.fills.originOpening({ ...this.originAsk(lookup, undefined), store: false })
       : forwardToOrigin(route.pool, exchange, this.deps.now);
-    const opening = (shared: boolean): ((fill: Fill) => Promise<FillOpening>) =>
-      owner === undefined || peer.bypassesOwner(key) ? fallback : peer.openOnOwner(owner, exchange, key, shared, fallback);
-    return this.viaFill(lookup, plain, (shared) => this.deps.fills.open(key, opening(shared), shared), undefined);
+    return owner === undefined || peer.bypassesOwner(key) ? fallback : peer.openOnOwner(owner, exchange, key, shared, fallback);
+  }
+
+  /** Whether this thread hands the request's miss to the key's home thread rather than answer it. */
+  private awayFromHome(lookup: Lookup): boolean {
+    const { home } = this.deps;
+    return home !== undefined && !isPersonal(lookup) && !this.deps.fills.passMarked(lookup.key) && !home.isHome(lookup.key, lookup.exchange);
+  }
+
+  /**
+   * A miss (or a revalidation, or a key another node owns) handed to the key's home thread, read
+   * through a fill of its own; `here` opens the fill as this thread would itself, when the home cannot
+   * be reached.
+   */
+  private fromHome(lookup: Lookup, stale: Stale | undefined, here: (shared: boolean) => (fill: Fill) => Promise<FillOpening>): Promise<void> {
+    const home = this.deps.home!;
+    const { exchange, key } = lookup;
+    // Every request goes to the home on its own: the home's fills coalesce them (and know its
+    // hit-for-pass markers), so this thread keeps no busy object of its own for the key.
+    return this.viaFill(lookup, false, () => this.deps.fills.open(key, home.openAtHome(exchange, key, isPlain(lookup), here(false)), false), stale);
   }
 
   /**
@@ -342,6 +365,11 @@ export class CacheFlow {
   private servedAs(lookup: Lookup, fill: Fill, head: AnswerHead, role: Role): [CacheResult, Source] {
     if (head.countedAs) return head.countedAs;
     if (role === 'joined') return fill.state === 'busy' ? ['HIT', 'hot'] : ['MISS', 'origin'];
+    if (head.firstReaderAs) {
+      // The home thread passed it on: this thread's next requests for the key go to the origin too.
+      if (head.firstReaderAs[0] === 'BYPASS') this.deps.fills.markPass(lookup.key);
+      return head.firstReaderAs;
+    }
     const result = originAnswerResult({
       status: head.status,
       storable: head.shareable,
@@ -370,6 +398,11 @@ function fillOutcome(result: FillResult): FillOutcome {
 function contentLengthOf(fields: readonly string[]): string | undefined {
   for (let i = 0; i < fields.length; i += 2) if (fields[i]!.toLowerCase() === 'content-length') return fields[i + 1];
   return undefined;
+}
+
+/** A GET whose answer may go to every client of the key: nothing personal, no conditional, no range. */
+function isPlain(lookup: Lookup): boolean {
+  return lookup.exchange.request.method === 'GET' && !isPersonal(lookup) && NEEDS_OWN_ANSWER.every((name) => lookup.requestHeaders(name) === undefined);
 }
 
 /** Whether the request carries what makes its answer its own: credentials, or no-store. */

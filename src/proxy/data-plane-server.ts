@@ -18,6 +18,7 @@ import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
 import type { FillLayer } from '../fill/fill-layer.js';
 import { headersFromIncoming } from '../cache/policy/header-lookup.js';
 import { passThrough } from './pass-through.js';
+import { edgeOfHanded, type SiblingRouting } from './home-routing.js';
 import { dataPlaneErrorBody, rejectRequest, sendProxyError } from './respond.js';
 
 export interface DataPlaneRoute extends RouteRule {
@@ -46,7 +47,11 @@ export interface DataPlaneDeps extends ExchangeDeps, EdgeRequestOptions {
   trustedProxies: TrustedProxies;
 }
 
-export function createDataPlaneServer(deps: DataPlaneDeps): Server {
+/**
+ * The data-plane listener. With `internal`, the listener of a thread's own Unix socket: requests a
+ * sibling thread hands over carry the client's edge, checked by the node's token (home-routing.ts).
+ */
+export function createDataPlaneServer(deps: DataPlaneDeps, internal?: Pick<SiblingRouting, 'handedEdge'>): Server {
   // One CachingRoute per route, made on first use rather than per request; weakly held, so the routes
   // of a table a reload replaced are let go.
   const cachingRoutes = new WeakMap<MatchedRoute<DataPlaneRoute>, CachingRoute>();
@@ -68,7 +73,7 @@ export function createDataPlaneServer(deps: DataPlaneDeps): Server {
       const exchange = new Exchange(request, response, deps);
       let pending: Promise<unknown> | undefined;
       try {
-        pending = handle(deps, exchange, cachingRouteOf);
+        pending = handle(deps, exchange, cachingRouteOf, internal);
       } catch (error) {
         failRequest(exchange, error);
       }
@@ -89,10 +94,17 @@ function handle(
   deps: DataPlaneDeps,
   exchange: Exchange,
   cachingRouteOf: (route: MatchedRoute<DataPlaneRoute>) => CachingRoute,
+  internal: Pick<SiblingRouting, 'handedEdge'> | undefined,
 ): Promise<unknown> | undefined {
   const { request, response } = exchange;
   if (deps.isDraining()) response.shouldKeepAlive = false;
-  const edge = readEdgeRequest(request, deps);
+  const handed = internal?.handedEdge(request);
+  if (handed === 'refused') {
+    rejectRequest(exchange, 403, 'bad_internal_request', { close: true });
+    return undefined;
+  }
+  if (handed !== undefined) exchange.handedFrom = { remote: handed.remote, proto: handed.proto };
+  const edge = handed === undefined ? readEdgeRequest(request, deps) : edgeOfHanded(handed);
   if (isEdgeRejection(edge)) {
     // A body may follow that nobody will read: the connection is not reused.
     rejectRequest(exchange, edge.status, edge.reason, { close: true });

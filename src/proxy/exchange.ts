@@ -41,6 +41,13 @@ export class Exchange {
   edge!: EdgeRequest;
   /** What the origin is told about the request; set with `edge`, once the route is known. */
   forwarding!: Forwarding;
+  /**
+   * Set when another thread of the node handed this request over (home-routing.ts): this thread
+   * answers it as the key's home, and logs it with the client's connection and protocol, given here.
+   */
+  handedFrom: { remote: string; proto: string } | undefined;
+  /** This thread handed the request to the key's home thread, which counts and logs it. */
+  private counted = true;
   /** This request's spans; undefined when tracing is off (the only check an untraced request makes). */
   readonly trace: RequestTrace | undefined;
   /**
@@ -84,6 +91,16 @@ export class Exchange {
     else this.response.once('close', () => this.finish());
   }
 
+  /** Whether another thread handed this request over to be answered here. */
+  get handedOver(): boolean {
+    return this.handedFrom !== undefined;
+  }
+
+  /** The request went to its key's home thread, which counts and traces it (metrics, access log, spans) as the client's. */
+  handedToHome(): void {
+    this.counted = false;
+  }
+
   /** Records what the cache did; the last call before the response is sent wins. */
   served(cacheResult: CacheResult, source: Source): void {
     this.cacheResult = cacheResult;
@@ -113,6 +130,10 @@ export class Exchange {
     const method = request.method ?? 'GET';
     const status = response.statusCode;
     const trace = this.trace;
+    if (!this.counted) {
+      trace?.abandon();
+      return;
+    }
     trace?.answered(status, this.cacheResult, this.source);
     this.deps.metrics.observeRequest({
       method,
@@ -135,13 +156,13 @@ export class Exchange {
       method,
       host: request.headers.host ?? '',
       path: request.url ?? '',
-      proto: `HTTP/${request.httpVersion}`,
+      proto: this.handedFrom?.proto ?? `HTTP/${request.httpVersion}`,
       status,
       bytes_out: bytesOut,
       dur_ms: Math.round(durationMs),
       cache_status: this.cacheResult,
       route: this.routeLabel,
-      remote: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`,
+      remote: this.handedFrom?.remote ?? `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`,
     });
   }
 }

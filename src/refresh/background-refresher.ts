@@ -7,7 +7,7 @@
 import type { Registry } from 'prom-client';
 import type { CacheEntry } from '../cache/entry.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
-import { decideReuse } from '../cache/policy/reuse.js';
+import { decideReuse, type ReuseEntry } from '../cache/policy/reuse.js';
 import { NO_REQUEST_DIRECTIVES } from '../cache/policy/request-directives.js';
 import type { CachingRoute } from '../proxy/cache-flow.js';
 import type { OriginRequest } from '../proxy/origin-fetch.js';
@@ -15,7 +15,7 @@ import type { Logger } from '../observe/logger.js';
 import type { FillLayer } from '../fill/fill-layer.js';
 import { DueQueue } from './due-queue.js';
 import { requireInRange } from './errors.js';
-import { originRequestOf, refetchRequestOf } from './refetch-request.js';
+import { originRequestOf, refetchRequestOf, type RefetchRequest } from './refetch-request.js';
 import { DEFAULT_REFRESH_AT_FRACTION, expiresAtMs, refreshDueAtMs } from './refresh-timing.js';
 import { findStored, refreshEntry } from './refresh-entry.js';
 import { RefreshMetrics, type SkipReason } from './refresh-metrics.js';
@@ -77,6 +77,9 @@ export interface BackgroundRefresherOptions {
 }
 
 type ServedHook = (entry: CacheEntry, request: OriginRequest, route: CachingRoute) => void;
+
+/** What the registry reads of an entry served: its identity and its lifetime. */
+export type ServedEntry = Pick<CacheEntry, 'key' | 'variantKey'> & ReuseEntry;
 
 export class BackgroundRefresher {
   readonly #cache: TieredCache;
@@ -162,7 +165,16 @@ export class BackgroundRefresher {
    * and, for an entry in a new lifetime, schedules its refresh. Cheap: one map read and a few writes.
    */
   readonly onServedFromCache: ServedHook = (entry, request, route) => {
-    const settings = this.#routes.get(route.label);
+    this.#served(entry, () => refetchRequestOf(request, entry.varyNames), route.label, 1);
+  };
+
+  /** Hits another thread of the node served (a data-plane worker's report, batched): counted as if served here. */
+  noteServed(hit: { route: string; entry: ServedEntry; request: RefetchRequest; count: number }): void {
+    this.#served(hit.entry, () => hit.request, hit.route, hit.count);
+  }
+
+  #served(entry: ServedEntry, refetch: () => RefetchRequest, routeLabel: string, hits: number): void {
+    const settings = this.#routes.get(routeLabel);
     if (settings === undefined || this.#stopped) return;
     const queued = this.#queue.size;
     const id = recordId(entry.key, entry.variantKey);
@@ -173,7 +185,7 @@ export class BackgroundRefresher {
         key: entry.key,
         variantKey: entry.variantKey,
         route: settings.label,
-        request: refetchRequestOf(request, entry.varyNames),
+        request: refetch(),
         hits: 0,
         entryStampMs: Number.NaN,
         expiresAtMs: 0,
@@ -185,10 +197,10 @@ export class BackgroundRefresher {
       this.#registry.touch(record);
     }
     if (record.entryStampMs !== entry.responseTimeMs) {
-      record.request = refetchRequestOf(request, entry.varyNames);
+      record.request = refetch();
       this.#describe(record, entry, 0);
     }
-    record.hits += 1;
+    record.hits += hits;
     if (record.waitingForHits && record.hits >= settings.minHits) {
       // Popular late in its lifetime: refreshed now rather than left to go stale (unless it already is).
       record.waitingForHits = false;
@@ -196,7 +208,7 @@ export class BackgroundRefresher {
       if (this.#isFresh(entry, now)) this.#schedule(record, now);
     }
     if (this.#queue.size !== queued) this.#arm();
-  };
+  }
 
   /** Starts every refresh that is due; the timer calls it, and a test may call it after moving the clock. */
   runDue(): void {
@@ -237,7 +249,7 @@ export class BackgroundRefresher {
   }
 
   /** Points the record at `entry`'s lifetime, with `hits` so far, and schedules its refresh if fresh. */
-  #describe(record: RegistryRecord, entry: CacheEntry, hits: number): void {
+  #describe(record: RegistryRecord, entry: ServedEntry, hits: number): void {
     record.entryStampMs = entry.responseTimeMs;
     record.expiresAtMs = expiresAtMs(entry);
     record.hits = hits;
@@ -312,7 +324,7 @@ export class BackgroundRefresher {
     this.#metrics.skip(record.route, reason);
   }
 
-  #isFresh(entry: CacheEntry, now: number): boolean {
+  #isFresh(entry: ReuseEntry, now: number): boolean {
     return decideReuse(NO_REQUEST_DIRECTIVES, entry, now).action === 'fresh';
   }
 

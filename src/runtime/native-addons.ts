@@ -54,7 +54,9 @@ function rebuild(name: string): void {
   }
   console.warn(`svc: rebuilding ${name} for Node ${process.version} (about two minutes on two cores)`);
   const packageDir = dirname(require.resolve(`${name}/package.json`));
-  const built = spawnSync(process.execPath, [gyp, 'rebuild', '-j', 'max', `--nodedir=${headers}`], { cwd: packageDir, stdio: ['ignore', 'ignore', 'inherit'] });
+  // npm hands its own `nodedir` to scripts as npm_config_nodedir, which node-gyp prefers to the flag.
+  const env = { ...process.env, npm_config_nodedir: headers };
+  const built = spawnSync(process.execPath, [gyp, 'rebuild', '-j', 'max', `--nodedir=${headers}`], { cwd: packageDir, env, stdio: ['ignore', 'ignore', 'inherit'] });
   if (built.status !== 0) throw new Error(`rebuilding ${name} for Node ${process.version} failed (node-gyp exit ${built.status})`);
 }
 

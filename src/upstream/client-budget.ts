@@ -1,13 +1,16 @@
 // In-flight origin requests per client address (config `limits.max_in_flight_per_client`), shared by
-// every pool: one client cannot hold a pool's connections with requests of its own, however slowly it
-// reads or sends. Hits are not counted; only requests that reach for an origin connection are.
+// every pool and every thread of the node (counted in shared memory): one client cannot hold a pool's
+// connections with requests of its own, however slowly it reads or sends, and however many threads
+// its connections land on. Hits are not counted; only requests that reach for an origin connection are.
+import type { SharedCounters } from '../shared-memory/shared-counters.js';
 
 const NOTHING = (): void => undefined;
 
 export class ClientBudget {
-  private readonly inFlight = new Map<string, number>();
-
-  constructor(private readonly maxInFlight: number) {
+  constructor(
+    private readonly counters: SharedCounters,
+    private readonly maxInFlight: number,
+  ) {
     if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw new RangeError(`maxInFlight must be a positive integer, got ${maxInFlight}`);
   }
 
@@ -17,17 +20,14 @@ export class ClientBudget {
    */
   take(address: string): (() => void) | undefined {
     if (address === '') return NOTHING;
-    const current = this.inFlight.get(address) ?? 0;
-    if (current >= this.maxInFlight) return undefined;
-    this.inFlight.set(address, current + 1);
+    const taken = this.counters.take(address, this.maxInFlight);
+    if (taken === 'full') return undefined;
+    if (taken === 'uncounted') return NOTHING;
     let ended = false;
     return () => {
       if (ended) return;
       ended = true;
-      const left = (this.inFlight.get(address) ?? 1) - 1;
-      // Addresses with nothing in flight are dropped, so the map holds only active clients.
-      if (left === 0) this.inFlight.delete(address);
-      else this.inFlight.set(address, left);
+      this.counters.release(address);
     };
   }
 }

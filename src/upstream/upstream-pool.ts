@@ -13,6 +13,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { classifyUpstreamError, neverReachedOrigin, UpstreamError } from './upstream-error.js';
 import { ConnectionSlots, SlotsTimeoutError } from './connection-slots.js';
 import type { ClientBudget } from './client-budget.js';
+import type { SharedCounters } from '../shared-memory/shared-counters.js';
 import type { RequestTrace } from '../observe/tracing/request-trace.js';
 import { resetAwareConnector } from './reset-aware-connector.js';
 
@@ -29,6 +30,8 @@ export interface UpstreamPoolOptions {
   queueTimeoutMs: number;
   /** The per-client bound shared by every pool; none when absent. */
   clientBudget?: ClientBudget | undefined;
+  /** The node's count of requests in flight on each upstream's connections (shared by its threads). */
+  connectionCounts: SharedCounters;
   /** How long a failed upstream is skipped. 5 s: long enough to stop hammering a dead origin, short
    * enough that a restarted one is back within a few requests. */
   failureCooldownMs?: number;
@@ -88,8 +91,9 @@ export class UpstreamPool {
     this.queueTimeoutMs = options.queueTimeoutMs;
     this.clientBudget = options.clientBudget;
     this.now = options.now ?? Date.now;
-    this.fillSlots = new ConnectionSlots(options.connections);
-    this.uploadSlots = new ConnectionSlots(options.uploadConnections);
+    const slotName = (kind: string) => (member: Member): string => `${options.name}\u0000${member.origin}\u0000${kind}`;
+    this.fillSlots = new ConnectionSlots(options.connectionCounts, options.connections, slotName('fills'));
+    this.uploadSlots = new ConnectionSlots(options.connectionCounts, options.uploadConnections, slotName('uploads'));
     const poolOf = (origin: string, connections: number): Pool =>
       new Pool(origin, {
         connections,

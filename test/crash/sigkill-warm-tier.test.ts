@@ -17,7 +17,7 @@ import { freePort } from '../support/free-port.js';
 import { metricValue } from '../support/caching-fixture.js';
 import { openWarmTables } from '../../src/store/warm/tables.js';
 import { decodeEntry } from '../../src/store/warm/record-codec.js';
-import { killWithWorkers } from '../support/workers/serve-process.js';
+import { killProcess } from '../support/workers/serve-process.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 /** How long each round's load runs before the kill, ms: varied so kills land at different points. */
@@ -191,7 +191,7 @@ describe('SIGKILL during a write-heavy load', { timeout: 90_000 }, () => {
       });
       await new Promise((resolve) => setTimeout(resolve, loadMs));
       // Its workers (one per core: the configuration leaves `workers` out) hold the port until they exit.
-      await killWithWorkers(child.process);
+      await killProcess(child.process);
       await Promise.all(clients);
       assert.deepEqual(failures, [], `round ${round}: every answer during the load was whole`);
     }

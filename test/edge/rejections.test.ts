@@ -1,6 +1,7 @@
 // Issue 14 item 7 and issue 21 item 8 (second half), on a real node with raw bytes: every framing
 // error is counted as smuggling, every refused request is logged once with its reason, and svc's
 // error answers name a status and a request id, never an internal address or a library's message.
+import { eventually } from '../support/eventually.js';
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
@@ -25,6 +26,12 @@ describe('framing errors, rejections and error answers', () => {
   });
   const smuggling = async () => metricValue((await fetchRaw(`${svc.adminUrl}/metrics`)).body, 'svc_http_smuggling_rejected_total');
   const rejected = () => svc.logs.lines.filter((line) => line.msg === 'rejected');
+  /**
+   * The rejection lines logged after the first `from`, once there are at least `count`: the thread
+   * that refused a request logs it, and the line is relayed to the node's output a moment later.
+   */
+  const rejectedSince = (from: number, count: number) =>
+    eventually(`${count} rejection lines`, () => rejected().slice(from), (lines) => lines.length >= count);
 
   const framing: [string, string][] = [
     ['obs-fold', 'GET / HTTP/1.1\r\nHost: shop.test\r\nX-A: 1\r\n  folded\r\n\r\n'],
@@ -47,7 +54,7 @@ describe('framing errors, rejections and error answers', () => {
       assert.match(answer.body, GENERIC_BODY);
       assert.ok(answer.closed);
       assert.equal(await smuggling(), count + 1);
-      const logged = rejected().slice(lines);
+      const logged = await rejectedSince(lines, 1);
       assert.equal(logged.length, 1);
       assert.equal(logged[0]!.reason, 'smuggling');
       assert.equal(logged[0]!.status, 400);
@@ -57,10 +64,11 @@ describe('framing errors, rejections and error answers', () => {
 
   test('a request line that is merely malformed is 400 and logged, not counted as smuggling', async () => {
     const count = await smuggling();
+    const lines = rejected().length;
     const answer = await sendRaw(svc.dataUrl, 'G@T / HTTP/1.1\r\nHost: shop.test\r\n\r\n');
     assert.equal(answer.status, 400);
     assert.equal(await smuggling(), count);
-    assert.equal(rejected().at(-1)!.reason, 'malformed');
+    assert.equal((await rejectedSince(lines, 1)).at(-1)!.reason, 'malformed');
   });
 
   test('every refusal of a run is logged exactly once, with its reason and no query string', async () => {
@@ -72,7 +80,7 @@ describe('framing errors, rejections and error answers', () => {
       ['CONNECT shop.test:443 HTTP/1.1\r\nHost: shop.test:443\r\n\r\n', 'connect'],
     ];
     for (const [bytes] of sent) await sendRaw(svc.dataUrl, bytes, { untilResponse: true });
-    const logged = rejected().slice(lines);
+    const logged = await rejectedSince(lines, sent.length);
     assert.deepEqual(
       logged.map((line) => line.reason),
       sent.map(([, reason]) => reason),
@@ -81,8 +89,9 @@ describe('framing errors, rejections and error answers', () => {
   });
 
   test('client text in a rejection line is clipped, so a flood of 16 KiB requests does not write 16 KiB each', async () => {
+    const lines = rejected().length;
     await sendRaw(svc.dataUrl, rawGet(`/${'p'.repeat(8_000)}`, [`Host: ${'h'.repeat(4_000)}`]), { untilResponse: true });
-    const line = rejected().at(-1)!;
+    const line = (await rejectedSince(lines, 1)).at(-1)!;
     assert.equal(line.reason, 'invalid_host');
     assert.ok(String(line.path).length <= MAX_LOGGED_CHARS + 1 && String(line.host).length <= MAX_LOGGED_CHARS + 1);
   });

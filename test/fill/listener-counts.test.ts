@@ -25,8 +25,9 @@ describe('listeners while a large body streams to a slow client', { timeout: 120
       response.end(body);
     });
     await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
-    // The default max_object_bytes (8 MiB): the body passes, so the fill also pauses and resumes the origin.
-    svc = await startSvc([`http://127.0.0.1:${(origin.address() as AddressInfo).port}`]);
+    // The default max_object_bytes (8 MiB): the body passes, so the fill also pauses and resumes the
+    // origin. One thread: the diagnostics channel hands over the response objects of this thread only.
+    svc = await startSvc([`http://127.0.0.1:${(origin.address() as AddressInfo).port}`], { config: { workers: 1 } });
   });
   after(async () => {
     await svc.stop();

@@ -51,6 +51,7 @@ async function startWithOrigin(options: SvcOptions, special?: (request: Incoming
 
 /** Moves the node's clock, runs what came due and waits for the refreshes it started. */
 async function moveClock(svc: SvcUnderTest, ms: number): Promise<void> {
+  await svc.node.gatherHits();
   svc.clock.advance(ms);
   svc.node.refresher!.runDue();
   await svc.node.refresher!.settled();

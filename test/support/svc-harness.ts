@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { startNode, type StartNodeOptions, type SvcNode } from '../../src/node/svc-node.js';
+import { SharedClock } from '../../src/node/shared-clock.js';
 import { checkAdminAnswers, stopCheckingAdminAnswers } from './openapi-conformance.js';
 
 export class LogCapture extends Writable {
@@ -28,15 +29,15 @@ export class LogCapture extends Writable {
  * then only `advance` moves it, for tests that assert an exact Age, which a second boundary
  * passing mid-test would otherwise move by one.
  */
+/** The node's clock, which the test moves; every thread of the node reads it (SharedClock). */
 export class ManualClock {
-  private offsetMs = 0;
-  private readonly frozenAtMs: number | undefined;
+  readonly shared = SharedClock.create();
   constructor(frozen = false) {
-    this.frozenAtMs = frozen ? Date.now() : undefined;
+    if (frozen) this.shared.freeze();
   }
-  now = (): number => (this.frozenAtMs ?? Date.now()) + this.offsetMs;
+  now = (): number => this.shared.now();
   advance(ms: number): void {
-    this.offsetMs += ms;
+    this.shared.advance(ms);
   }
 }
 
@@ -84,9 +85,19 @@ export function baseConfig(originUrls: string[]): Record<string, unknown> {
   };
 }
 
+/**
+ * `SVC_TEST_WORKERS` (set by test/run.ts for its one-thread pass) runs every node whose test does not
+ * choose `workers` itself with that many data-plane threads; without it, nodes run with the default
+ * (one per core), as an operator's do.
+ */
+function workersOverride(config: Record<string, unknown> | undefined): Record<string, unknown> {
+  const forced = process.env.SVC_TEST_WORKERS;
+  return forced === undefined || config?.workers !== undefined ? {} : { workers: Number(forced) };
+}
+
 export async function startSvc(originUrls: string[], options: SvcOptions = {}): Promise<SvcUnderTest> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'svc-test-')));
-  const raw = { ...baseConfig(originUrls), ...options.config };
+  const raw = { ...baseConfig(originUrls), ...workersOverride(options.config), ...options.config };
   const config = parseConfig(raw);
   const configFile = options.reloadable ? join(dir, 'svc.json') : undefined;
   if (configFile !== undefined) await writeFile(configFile, JSON.stringify(raw));
@@ -96,7 +107,8 @@ export async function startSvc(originUrls: string[], options: SvcOptions = {}): 
     config,
     logger: createLogger({ destination: logs }),
     env: options.env ?? {},
-    now: clock.now,
+    clock: clock.shared,
+    workerOutput: { write: (line) => void logs.write(line) },
     configFile,
     cdnTiming: options.cdnTiming,
     tracingBatch: options.tracingBatch,

@@ -36,11 +36,13 @@ async function startWarmNode(
   ports: { data: number; admin: number },
   hotMaxBytes = 64 * 1024 * 1024,
   harness: Pick<SvcOptions, 'beforeWarmJoins'> = {},
+  workers?: number,
 ): Promise<WarmNode> {
   const svc = await startSvc([origin.url], {
     ...harness,
     dir,
     config: {
+      ...(workers === undefined ? {} : { workers }),
       listen: `127.0.0.1:${ports.data}`,
       admin: { listen: `127.0.0.1:${ports.admin}`, token: 'test-admin-token-0123456789' },
       hot_max_bytes: hotMaxBytes,
@@ -139,7 +141,8 @@ describe('warm tier through svc', { timeout: 60_000 }, () => {
     for (let i = 0; i < INDEXING_RECORDS; i++) filling.put({ ...makeEntry({ key: `https://filler.example/${i}`, body: Buffer.from('f'), headers: [] }), tags: [] });
     await filling.close();
 
-    const { svc } = await startWarmNode(origin, nodeDir, nodePorts, undefined, { beforeWarmJoins: true });
+    // One thread: starting more takes about as long as this index, which the test must see under way.
+    const { svc } = await startWarmNode(origin, nodeDir, nodePorts, undefined, { beforeWarmJoins: true }, 1);
     try {
       const during = await fetchRaw(`${svc.adminUrl}/readyz?detail=1`);
       assert.equal(during.status, 200, 'ready without waiting for the index');

@@ -21,21 +21,22 @@ import { ReloadRefusedError, type ConfigReloader } from './config-reloader.js';
 export interface ReloadableParts {
   logger: Logger;
   env: NodeJS.ProcessEnv;
-  /** The hot tier's bound; a data-plane worker resizes its share. */
-  hot: Pick<HotStore, 'resize'>;
-  /** Where `max_object_bytes` is read when a fill starts. */
-  fills: FillLayer;
+  /** The hot tier's bound: resized by the thread that made the tier (the main one). */
+  hot?: Pick<HotStore, 'resize'> | undefined;
+  /** Where `max_object_bytes` is read when a fill starts (none in a main thread without refreshes). */
+  fills?: FillLayer | undefined;
   /** Strong mode: refuses to send peers objects above `max_object_bytes`. */
-  peerFetcher: PeerFetcher | undefined;
-  refresher: BackgroundRefresher | undefined;
-  /** The data plane reads `routes`, `pools` and `trustedProxies` from here on every request. */
-  dataPlane: Pick<DataPlaneDeps, 'routes' | 'pools' | 'trustedProxies'>;
-  routing: Routing;
-  /** The live token: the admin API's checks read it on every request. */
-  adminToken: AdminToken;
-  accessLog: AccessLog;
-  /** Admits new bans up to `max_active_bans`. */
-  invalidator: Pick<InvalidationEngine, 'setMaxActiveBans'>;
+  peerFetcher?: PeerFetcher | undefined;
+  refresher?: BackgroundRefresher | undefined;
+  /** The data plane reads `routes`, `pools` and `trustedProxies` from here on every request (a thread that serves it). */
+  dataPlane?: Pick<DataPlaneDeps, 'routes' | 'pools' | 'trustedProxies'> | undefined;
+  /** The pools of this thread (its data plane's, or background refresh's). */
+  routing?: Routing | undefined;
+  /** The live token: the admin API's checks read it on every request (the main thread's). */
+  adminToken?: AdminToken | undefined;
+  accessLog?: AccessLog | undefined;
+  /** Admits new bans up to `max_active_bans` (the main thread's engine). */
+  invalidator?: Pick<InvalidationEngine, 'setMaxActiveBans'> | undefined;
 }
 
 export function registerNodeReloadSteps(reloader: ConfigReloader, parts: ReloadableParts): void {
@@ -56,9 +57,10 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
   );
   reloader.restartOnly('admin.auth_failure_limit', 'the wrong-token limiter is set up at startup, and one rebuilt would forget the addresses it limits');
   reloader.restartOnly('admin.auth_failure_window', 'the wrong-token limiter is set up at startup, and one rebuilt would forget the addresses it limits');
-  reloader.restartOnly('workers', 'the data-plane workers are forked at startup');
+  reloader.restartOnly('workers', 'the data-plane threads are started at startup');
 
   let routing = parts.routing;
+  const adminToken = parts.adminToken;
   reloader.register({
     keys: ['routes', 'pools', 'stale_if_unreachable'],
     prepare(next, previous) {
@@ -68,10 +70,13 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
         ]);
       }
       return () => {
-        const built = buildRouting(next, { config: previous, routing });
+        if (routing === undefined) return;
+        const built = buildRouting(next, routing.limits, { config: previous, routing });
         routing = built;
-        parts.dataPlane.routes = built.routes;
-        parts.dataPlane.pools = built.pools;
+        if (parts.dataPlane) {
+          parts.dataPlane.routes = built.routes;
+          parts.dataPlane.pools = built.pools;
+        }
         parts.refresher?.reconfigure({ routes: built.refreshRoutes });
         // Requests already sent on a retired pool finish first: undici's close waits for them.
         for (const pool of built.retired) {
@@ -87,20 +92,20 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
     prepare(next) {
       const trusted = new TrustedProxies(next.trusted_proxies);
       return () => {
-        parts.dataPlane.trustedProxies = trusted;
+        if (parts.dataPlane) parts.dataPlane.trustedProxies = trusted;
       };
     },
   });
 
   reloader.register({
     keys: ['hot_max_bytes'],
-    prepare: (next) => () => parts.hot.resize(next.hot_max_bytes),
+    prepare: (next) => () => parts.hot?.resize(next.hot_max_bytes),
   });
 
   reloader.register({
     keys: ['max_object_bytes'],
     prepare: (next) => () => {
-      parts.fills.setMaxObjectBytes(next.max_object_bytes);
+      parts.fills?.setMaxObjectBytes(next.max_object_bytes);
       parts.peerFetcher?.setMaxObjectBytes(next.max_object_bytes);
     },
   });
@@ -110,11 +115,12 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
     prepare(next) {
       const token = resolveAdminToken(parts.env, next.admin.token);
       return () => {
+        if (adminToken === undefined) return;
         if (token.source === 'env') {
           parts.logger.warn('admin.token changed, but SVC_ADMIN_TOKEN takes precedence: the admin token is unchanged');
           return;
         }
-        Object.assign(parts.adminToken, token);
+        Object.assign(adminToken, token);
         // Spec §5.2: a generated token is logged once so that an operator can use it.
         if (token.source === 'generated') parts.logger.warn({ admin_token: token.value }, 'admin.token removed: generated one for this run');
       };
@@ -124,11 +130,11 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
   // Asked of each new ban from an operator; the bans in force stay whatever the new bound.
   reloader.register({
     keys: ['max_active_bans'],
-    prepare: (next) => () => parts.invalidator.setMaxActiveBans(next.max_active_bans),
+    prepare: (next) => () => parts.invalidator?.setMaxActiveBans(next.max_active_bans),
   });
 
   reloader.register({
     keys: ['log.access_query'],
-    prepare: (next) => () => parts.accessLog.setQueryMode(next.log.access_query),
+    prepare: (next) => () => parts.accessLog?.setQueryMode(next.log.access_query),
   });
 }

@@ -1,90 +1,148 @@
-// The primary's side of a node whose data plane runs in several workers (`workers` > 1). The primary
-// keeps the admin listener, readiness, the cluster member and the invalidation journal; the workers
-// each run a node of their own without an admin listener (worker-main.ts) and share the data-plane
-// port, the kernel handing out its connections. This is what the primary's node uses in place of its
-// own data-plane listener: starting the workers, reaching every one of them for invalidations,
-// metrics, the hot tier's figures, drain and reload, and stopping them.
-// docs/decisions.md "Data-plane workers" says why processes, why the kernel, and what is shared.
-import { fileURLToPath } from 'node:url';
+// The main thread's side of a node whose data plane runs in worker threads (`workers` > 1). The main
+// thread keeps the admin listener, readiness, the cluster member, the invalidation journal, the warm
+// tier and background refresh; the workers each serve the data-plane port (SO_REUSEPORT) from the one
+// hot tier they all share (src/store/shared-hot/). This is what the main thread uses in place of a
+// data-plane listener of its own: starting the workers, reaching every one of them for invalidations,
+// metrics, drain and reload, repairing the hot tier after a worker that died writing it, and stopping.
+// docs/decisions.md "Data-plane workers" says why threads, and what is shared.
+import { randomBytes } from 'node:crypto';
 import type { Registry } from 'prom-client';
-import type { InvalidationReplicas } from '../../invalidation/invalidator.js';
-import type { CacheCheckResponse } from '../../api/responses.js';
+import type { Config } from '../../config/index.js';
+import type { NodeLimitsMemory } from '../node-limits.js';
+import type { BatchLimits } from '../../observe/tracing/otel-tracer.js';
+import type { InvalidationReplicas, ReplicatedInvalidation } from '../../invalidation/invalidator.js';
 import type { Logger } from '../../observe/logger.js';
-import type { LineSink } from './line-relay.js';
-import { CACHE_CHECK_CALL, DESCRIBE_CALL, DRAIN_CALL, HOT_TIER_CALL, RELOAD_CALL, type HotTierFigures } from './worker-answers.js';
-import { WorkerReplicas } from './worker-invalidation.js';
-import type { SharedWarmWrites } from './shared-warm-writes.js';
-import type { PeerRelay } from './peer-relay.js';
-import type { WorkerMessage } from './worker-messages.js';
+import type { HotMemory } from '../../store/hot-store.js';
+import type { SharedHotStore } from '../../store/shared-hot/shared-hot-store.js';
 import type { WarmStore } from '../../store/warm/warm-store.js';
+import type { LineSink } from './line-relay.js';
+import type { PeerRelay } from './peer-relay.js';
+import type { SharedWarmWrites } from './shared-warm-writes.js';
+import type { DownMessage, ServedReport } from './thread-messages.js';
 import { aggregatedExposition, aggregatedRegistry, registryExposition, type Exposition } from './worker-metrics.js';
 import { WorkerSupervisor } from './worker-supervisor.js';
 
-export interface DataPlaneWorkersOptions {
-  /** Workers to run, at least 2 (1 is the single-process node, without a primary). */
+/** What a worker thread is given to start (its `workerData`, with its slot). */
+export interface WorkerStart {
+  /** The node's configuration as it is now (a worker started again gets the one in force). */
+  config: Config;
+  /** The node's hot tier. */
+  hotMemory: HotMemory;
+  /** Where the data plane listens (a port the main thread checked is free). */
+  listen: string;
+  /** Workers of the node; a key's home worker is its hash modulo this (sibling-routing.ts). */
   workers: number;
-  /** The configuration file every worker reads, at start and on each reload. */
-  configFile: string;
-  /** Where the workers' log lines go, whole (the primary's own log output). */
-  output: LineSink;
+  /** The directory of the workers' sibling sockets (0700, the node's own). */
+  siblingDir: string;
+  /** The node's internal token: a request carrying it came from a sibling worker. */
+  siblingToken: string;
+  /** A test's clock (SharedClock.memory); the wall clock without one. */
+  clock: SharedArrayBuffer | undefined;
+  /** The node's counts of origin traffic (node-limits.ts). */
+  limits: NodeLimitsMemory;
+  /** The access log's key for hashed query strings: one for the node. */
+  accessLogKey: Uint8Array;
+  /** Tests only: the span export's batching (StartNodeOptions.tracingBatch). */
+  tracingBatch: Partial<BatchLimits> | undefined;
 }
 
-const WORKER_MAIN = fileURLToPath(new URL('./worker-main.js', import.meta.url));
+export interface DataPlaneWorkersOptions {
+  /** Workers to run, at least 2 (1 is the single-thread node). */
+  workers: number;
+  /** The configuration in force, read when a worker starts. */
+  config: () => Config;
+  /** The environment the workers see (the node's). */
+  env: NodeJS.ProcessEnv;
+  clock: SharedArrayBuffer | undefined;
+  /** Where the workers' log lines go, whole (the main thread's log output). */
+  output: LineSink;
+  /** The node's hot tier, which the main thread repairs after a worker that died writing it. */
+  hot: SharedHotStore;
+  /** The configured data-plane address. */
+  listen: string;
+  siblingDir: string;
+  siblingToken: string;
+  limits: NodeLimitsMemory;
+  tracingBatch: Partial<BatchLimits> | undefined;
+  /** Told of each worker that exited (its slot and thread), after the hot tier was repaired. */
+  onWorkerExit: (slot: number, threadId: number) => void;
+}
+
+const WORKER_MAIN = new URL('./worker-main.js', import.meta.url);
 
 /** A drain waits as long as the node's own; a reload is a file read and a few swaps. */
 const DRAIN_CALL_TIMEOUT_MS = 35_000;
 const RELOAD_CALL_TIMEOUT_MS = 10_000;
 
 export class DataPlaneWorkers {
-  #supervisor: WorkerSupervisor | undefined;
-  /** What was to be told to every worker before they were forked: they are told as they start. */
-  readonly #early = new Map<WorkerMessage['svc'], WorkerMessage>();
+  readonly #supervisor: WorkerSupervisor;
   #sharedWarm: { store: WarmStore; writes: SharedWarmWrites } | undefined;
   #peerRelay: PeerRelay | undefined;
+  #onServed: ((report: ServedReport) => void) | undefined;
+  #listen: string;
+  #onServingChange: (serving: number) => void = () => undefined;
+  readonly #accessLogKey = randomBytes(32);
 
   constructor(
-    private readonly options: DataPlaneWorkersOptions,
+    options: DataPlaneWorkersOptions,
     private readonly logger: Logger,
-  ) {}
-
-  /**
-   * Forks the workers and resolves with the data-plane URL once every one serves. `onServingChange`
-   * hears how many serve whenever one dies or is back: the node is ready while at least one does.
-   */
-  async start(onServingChange: (serving: number) => void): Promise<string> {
-    const { workers, configFile, output } = this.options;
-    // The kernel hands out connections: measured 1.39x one process with 2 workers, the primary's
-    // round robin 1.10x (bench/listen-mechanisms.ts, docs/decisions.md).
-    const sharedWarm = this.#sharedWarm;
-    const supervisor = WorkerSupervisor.create({
-      workers,
-      exec: WORKER_MAIN,
-      args: [configFile],
-      output,
-      logger: this.logger,
-      distribution: 'os',
-      onServingChange,
-      onWarmWrite: sharedWarm && ((write) => sharedWarm.writes.apply(write)),
-      // A worker killed while it read leaves its reader slot taken, and lmdb keeps the pages it saw.
-      onWorkerExit: sharedWarm && (() => void sharedWarm.store.releaseStaleReaders()),
-      onPeerRequest: this.#peerRelay && ((request, reply) => void this.#peerRelay!.answer(request).then(reply)),
+  ) {
+    this.#listen = options.listen;
+    const data = (): WorkerStart => ({
+      config: options.config(),
+      clock: options.clock,
+      hotMemory: options.hot.memory,
+      listen: this.#listen,
+      workers: options.workers,
+      siblingDir: options.siblingDir,
+      siblingToken: options.siblingToken,
+      limits: options.limits,
+      accessLogKey: this.#accessLogKey,
+      tracingBatch: options.tracingBatch,
     });
-    // Invalidations reach the workers from their fork on, not only once all serve.
-    this.#supervisor = supervisor;
-    for (const message of this.#early.values()) supervisor.announce(message);
-    await supervisor.start();
-    const described = await this.#supervisor.calls.call<string>(DESCRIBE_CALL, null, { onFailure: 'report' });
-    const dataUrl = described.answers[0];
-    if (dataUrl === undefined) throw new Error('no data-plane worker said where it listens');
-    return dataUrl;
+    this.#supervisor = new WorkerSupervisor({
+      workers: options.workers,
+      module: WORKER_MAIN,
+      data: () => ({ ...data() }),
+      env: options.env,
+      output: options.output,
+      logger,
+      onServingChange: (serving) => this.#onServingChange(serving),
+      onWarmWrite: (write) => this.#sharedWarm?.writes.apply(write),
+      onServed: (report) => this.#onServed?.(report),
+      onWorkerExit: (slot, threadId) => {
+        // A worker that died inside a write to the hot tier left its lock taken.
+        if (options.hot.repairAfter(threadId)) logger.warn({ thread: threadId }, 'a data-plane worker died writing the hot tier: repaired');
+        options.onWorkerExit(slot, threadId);
+        void this.#sharedWarm?.store.releaseStaleReaders();
+      },
+      onPeerRequest: (request, reply) => void this.#peerRelay?.answer(request).then(reply),
+    });
   }
 
-  /**
-   * Shares the warm tier this process owns with the workers, who read it directly and send their
-   * changes to `writes`. Before start().
-   */
+  /** Starts the workers on `address` (a port, not 0) and resolves with the data-plane URL once every one serves. */
+  async start(address: string): Promise<string> {
+    this.#listen = address;
+    await this.#supervisor.start();
+    const described = await this.#supervisor.calls.call('describe', null, { onFailure: 'report' });
+    const url = described.answers[0];
+    if (url === undefined) throw new Error('no data-plane worker said where it listens');
+    return url;
+  }
+
+  /** Told how many workers serve whenever one dies or is back: the node is ready while one does. */
+  onServingChange(listener: (serving: number) => void): void {
+    this.#onServingChange = listener;
+  }
+
+  /** The workers read the warm tier this thread owns directly, and send their changes to `writes`. Before start(). */
   shareWarm(store: WarmStore, writes: SharedWarmWrites): void {
     this.#sharedWarm = { store, writes };
+  }
+
+  /** Where the workers' hits on refresh-enabled routes go (the background refresher). */
+  onServed(handler: (report: ServedReport) => void): void {
+    this.#onServed = handler;
   }
 
   /**
@@ -93,86 +151,82 @@ export class DataPlaneWorkers {
    */
   relayPeers(relay: PeerRelay): void {
     this.#peerRelay = relay;
-    this.#announce({ svc: 'cluster-view', view: relay.view() });
-    relay.watch((view) => this.#announce({ svc: 'cluster-view', view }));
+    this.#announce({ kind: 'cluster-view', view: relay.view() });
+    relay.watch((view) => this.#announce({ kind: 'cluster-view', view }));
   }
 
-  /** Tells every worker, now or forked later, that the shared warm tier is indexed and may be read. */
+  /** Tells every worker, now or started later, that the shared warm tier is indexed and may be read. */
   warmJoined(): void {
-    this.#announce({ svc: 'warm-joined' });
+    this.#announce({ kind: 'warm-joined' });
   }
 
-  /** Tells every worker, now or forked later, that the node's cluster member has caught up. */
+  /** Tells every worker, now or started later, that the node's cluster member has caught up. */
   clusterCaughtUp(): void {
-    this.#announce({ svc: 'caught-up' });
+    this.#announce({ kind: 'caught-up' });
   }
 
-  #announce(message: WorkerMessage): void {
-    // One of each kind, the latest: a cluster view replaces the one before (as announce() does).
-    if (this.#supervisor === undefined) this.#early.set(message.svc, message);
-    else this.#supervisor.announce(message);
+  #announce(message: DownMessage): void {
+    this.#supervisor.announce(message);
   }
-
 
   /** Every worker, for the node's invalidation engine to apply each operation in before it answers. */
   replicas(): InvalidationReplicas {
-    return new WorkerReplicas(() => this.#supervisor?.calls, this.logger);
-  }
-
-  /** `/metrics`: the primary's registry and every worker's, summed. */
-  exposition(own: Registry, openMetrics = false): Promise<Exposition> {
-    const calls = this.#supervisor?.calls;
-    return calls === undefined ? registryExposition(own, openMetrics) : aggregatedExposition(calls, own, openMetrics);
-  }
-
-  /** The figures of `/metrics` as prom-client's JSON, for the dashboard. */
-  metricsSource(own: Registry): Pick<Registry, 'getMetricsAsJSON'> {
     return {
-      getMetricsAsJSON: async () => {
-        const calls = this.#supervisor?.calls;
-        return calls === undefined ? own.getMetricsAsJSON() : (await aggregatedRegistry(calls, own)).registry.getMetricsAsJSON();
+      apply: async (invalidation: ReplicatedInvalidation): Promise<number> => {
+        const outcome = await this.#supervisor.calls.call('invalidate', invalidation, { onFailure: 'terminate' });
+        for (const failure of outcome.failed) {
+          this.logger.error({ thread: failure.threadId, reason: failure.reason, type: invalidation.type }, 'a data-plane worker did not apply an invalidation: terminated, it is started again');
+        }
+        return outcome.answers.reduce((sum, count) => sum + count, 0);
       },
     };
   }
 
-  /**
-   * `/v1/debug/cachecheck`: each worker holds its own copy, if any. The answer is that of a worker that
-   * would serve the URL as a hit, else of one that holds variants of it, else `fallback`'s.
-   */
-  async cacheCheck(url: string, fallback: (url: string) => CacheCheckResponse | Promise<CacheCheckResponse>): Promise<CacheCheckResponse> {
-    const answers = (await this.#supervisor?.calls.call<CacheCheckResponse>(CACHE_CHECK_CALL, url, { onFailure: 'report' }))?.answers ?? [];
-    return answers.find((answer) => answer.hit) ?? answers.find((answer) => answer.variants.length > 0) ?? fallback(url);
+  /** `/metrics`: the main thread's registry and every worker's, summed. */
+  exposition(own: Registry, openMetrics = false): Promise<Exposition> {
+    return this.#supervisor.readyCount === 0 && this.#supervisor.threadIds().every((id) => id === undefined)
+      ? registryExposition(own, openMetrics)
+      : aggregatedExposition(this.#supervisor.calls, own, openMetrics);
   }
 
-  /** The hot tiers of every worker, added up. */
-  async hotTier(): Promise<HotTierFigures> {
-    const answers = (await this.#supervisor?.calls.call<HotTierFigures>(HOT_TIER_CALL, null, { onFailure: 'report' }))?.answers ?? [];
-    return answers.reduce((sum, each) => ({ entries: sum.entries + each.entries, bytes: sum.bytes + each.bytes }), { entries: 0, bytes: 0 });
+  /** The figures of `/metrics` as prom-client's JSON, for the dashboard. */
+  metricsSource(own: Registry): Pick<Registry, 'getMetricsAsJSON'> {
+    return { getMetricsAsJSON: async () => (await aggregatedRegistry(this.#supervisor.calls, own)).registry.getMetricsAsJSON() };
+  }
+
+  /** Resolves once every worker's hits served so far have reached onServed's handler. */
+  async gatherServed(): Promise<void> {
+    // A worker's report goes out before its answer, on the same channel: it arrives first.
+    await this.#supervisor.calls.call('report', null, { onFailure: 'report' });
   }
 
   /** Every worker stops taking new work; resolves once each drained. */
   async drain(): Promise<void> {
-    await this.#supervisor?.calls.call(DRAIN_CALL, null, { onFailure: 'report', timeoutMs: DRAIN_CALL_TIMEOUT_MS });
+    await this.#supervisor.calls.call('drain', null, { onFailure: 'report', timeoutMs: DRAIN_CALL_TIMEOUT_MS });
   }
 
   /**
-   * Every worker reads the configuration file again, after the primary reloaded it: the same checks
-   * passed there a moment before. A worker that refuses (the file changed meanwhile) is logged and
-   * killed, so that its replacement starts on the file as it is.
+   * Every worker applies the configuration the main thread just reloaded. A worker that refuses is
+   * logged and terminated, so that its replacement starts on the configuration in force.
    */
-  async reload(): Promise<void> {
-    const outcome = await this.#supervisor?.calls.call(RELOAD_CALL, null, { onFailure: 'kill', timeoutMs: RELOAD_CALL_TIMEOUT_MS });
-    for (const failure of outcome?.failed ?? []) {
-      this.logger.error({ worker_id: failure.workerId, reason: failure.reason }, 'a data-plane worker did not reload: killed, it is forked again on the file as it is now');
+  async reload(config: Config): Promise<void> {
+    const outcome = await this.#supervisor.calls.call('reload', config, { onFailure: 'terminate', timeoutMs: RELOAD_CALL_TIMEOUT_MS });
+    for (const failure of outcome.failed) {
+      this.logger.error({ thread: failure.threadId, reason: failure.reason }, 'a data-plane worker did not reload: terminated, it starts again on the file as it is now');
     }
   }
 
-  /** Workers forked again after one died, since start. */
+  /** Workers started again after one died, since start. */
   get restarts(): number {
-    return this.#supervisor?.restarts ?? 0;
+    return this.#supervisor.restarts;
+  }
+
+  /** The supervisor, for tests of crash containment. */
+  get supervisor(): WorkerSupervisor {
+    return this.#supervisor;
   }
 
   async stop(): Promise<void> {
-    await this.#supervisor?.stop();
+    await this.#supervisor.stop();
   }
 }

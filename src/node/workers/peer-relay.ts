@@ -5,7 +5,10 @@
 // data plane, that is, to a worker.
 import type { ClusterMember } from '../../../cluster/index.js';
 import { PEER_FETCH_CHANNEL } from '../../clustering/peer-fetcher.js';
-import type { ClusterView, PeerReplyMessage, PeerRequestMessage } from './worker-messages.js';
+import { threadError, type ClusterView, type DownMessage, type UpMessage } from './thread-messages.js';
+
+type PeerRequest = Extract<UpMessage, { kind: 'peer-request' }>;
+type PeerReply = Extract<DownMessage, { kind: 'peer-reply' }>;
 
 export class PeerRelay {
   constructor(
@@ -16,7 +19,7 @@ export class PeerRelay {
 
   /** The cluster as the member sees it now. */
   view(): ClusterView {
-    return { owners: [...this.member.ring.members], members: this.member.members(), hopToken: this.hopToken };
+    return { owners: [...this.member.ring.members], members: this.member.members().map((member) => ({ ...member, metadata: { ...member.metadata } })), hopToken: this.hopToken };
   }
 
   /** Calls `changed` with the new view whenever the ring or a member's state changes; returns the unsubscribe. */
@@ -29,15 +32,14 @@ export class PeerRelay {
   }
 
   /** Sends a worker's request to its peer and answers with what came back, or why nothing did. */
-  async answer(request: PeerRequestMessage): Promise<PeerReplyMessage> {
+  async answer(request: PeerRequest): Promise<PeerReply> {
     // A worker asks peers for objects only: no other channel of the member is a worker's to use.
-    if (request.channel !== PEER_FETCH_CHANNEL) return { svc: 'peer-reply', id: request.id, error: { code: undefined, message: `channel ${request.channel} is not relayed` } };
+    if (request.channel !== PEER_FETCH_CHANNEL) return { kind: 'peer-reply', id: request.id, error: { code: 'refused', message: `channel ${request.channel} is not relayed` } };
     try {
       const body = await this.member.request(request.member, request.channel, request.body, { timeoutMs: request.timeoutMs });
-      return { svc: 'peer-reply', id: request.id, body };
+      return { kind: 'peer-reply', id: request.id, body };
     } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      return { svc: 'peer-reply', id: request.id, error: { code: typeof code === 'string' ? code : undefined, message: (error as Error).message } };
+      return { kind: 'peer-reply', id: request.id, error: threadError(error) };
     }
   }
 }

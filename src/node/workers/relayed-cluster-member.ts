@@ -6,7 +6,7 @@
 import { OwnershipRing, TransportError, type MemberInfo, type RequestOptions } from '../../../cluster/index.js';
 import type { PeerFetchMember } from '../../clustering/peer-fetcher.js';
 import type { RoutingMember } from '../../clustering/peer-routing.js';
-import type { ClusterView } from './worker-messages.js';
+import type { ClusterView } from './thread-messages.js';
 
 /** Sends a request to a peer through the primary; resolves with the peer's answer. */
 export type PeerRelay = (member: string, channel: string, body: Uint8Array, timeoutMs: number) => Promise<Uint8Array>;

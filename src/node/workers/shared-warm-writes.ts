@@ -1,13 +1,13 @@
 // The primary's side of the warm tier its data-plane workers share: it applies what they send
 // (worker-warm-tier.ts) to the store it owns, the one process that writes it. A store is checked
 // against the invalidations made since its fetch began: a worker may have sent it just before it
-// applied one the primary had already swept the tier for. A message that does not decode is dropped
+// applied one the primary had already swept the tier for. A record that does not decode is dropped
 // and logged, never applied: a worker's bug must not reach the disk.
 import type { CacheEntry } from '../../cache/entry.js';
 import type { Logger } from '../../observe/logger.js';
 import { decodeEntry } from '../../store/warm/record-codec.js';
 import type { WarmStore } from '../../store/warm/warm-store.js';
-import type { WarmWrite } from './worker-messages.js';
+import type { WarmWrite } from './thread-messages.js';
 
 export interface SharedWarmWritesOptions {
   /** The warm tier once it has joined the primary's cache; writes that come before are dropped. */
@@ -27,6 +27,7 @@ export class SharedWarmWrites {
     return this.#refused;
   }
 
+  /** A change a worker sent, already checked against the message table (thread-messages.ts). */
   apply(write: WarmWrite): void {
     const warm = this.options.warm();
     // The tier takes no write before it joins (warm-join.ts); a worker reads it only after.
@@ -36,20 +37,14 @@ export class SharedWarmWrites {
         this.#put(warm, write.record);
         return;
       case 'delete':
-        if (typeof write.key === 'string') warm.delete(write.key, typeof write.variantKey === 'string' ? write.variantKey : undefined);
-        else this.#malformed(write.op);
+        warm.delete(write.key, write.variantKey);
         return;
       case 'use':
-        if (!Array.isArray(write.variants)) this.#malformed(write.op);
-        else for (const [key, variantKey] of write.variants) if (typeof key === 'string' && typeof variantKey === 'string') warm.markUsed(key, variantKey);
+        for (const [key, variantKey] of write.variants) warm.markUsed(key, variantKey);
         return;
       case 'verify':
         // The store's own read deletes every record of the key that fails its check.
-        if (typeof write.key === 'string') warm.peek(write.key);
-        else this.#malformed(write.op);
-        return;
-      default:
-        this.#malformed((write as { op?: unknown }).op);
+        warm.peek(write.key);
     }
   }
 
@@ -58,15 +53,11 @@ export class SharedWarmWrites {
     try {
       entry = decodeEntry(Buffer.from(record.buffer, record.byteOffset, record.byteLength));
     } catch {
-      this.#malformed('put');
+      this.options.logger.error('a data-plane worker sent a warm record that does not decode: dropped');
       return;
     }
     const admitted = this.options.admissible(entry);
     if (admitted === undefined) this.#refused += 1;
     else warm.put(admitted);
-  }
-
-  #malformed(op: unknown): void {
-    this.options.logger.error({ op: String(op) }, 'a data-plane worker sent a warm-tier change that does not decode: dropped');
   }
 }

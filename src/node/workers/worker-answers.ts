@@ -1,44 +1,56 @@
-// A data-plane worker's answers to its primary: what the primary asks every worker once the worker's
-// node is built (calls sent before are held by the channel until then, see primary-channel.ts).
-import type { SvcNode } from '../svc-node.js';
-import { createCacheCheck } from '../cache-check.js';
-import type { PrimaryChannel } from './primary-channel.js';
-import { answerInvalidationCalls } from './worker-invalidation.js';
+// A data-plane worker's answers to the main thread's calls (thread-messages.ts CALLS), set once the
+// worker's node is built: calls sent before are held by the channel until then (main-channel.ts).
+//
+// `invalidate`: the main thread's engine has applied the operation to its journal and the warm tier
+// and the hot tier is shared, so a worker applies it to what is its own: the lazy check (purge
+// records, bans) and the store gate of its fills. Deletes from the shared hot tier find what no
+// other thread deleted first; what it counts joins the engine's result. The warm tier's read
+// snapshot is renewed first, so that reads see what the main thread already changed there.
+import type { Invalidator } from '../../invalidation/invalidator.js';
+import type { Registry } from 'prom-client';
+import type { Config } from '../../config/index.js';
+import type { MainChannel } from './main-channel.js';
 import { answerMetricsCalls } from './worker-metrics.js';
 import type { WorkerWarmTier } from './worker-warm-tier.js';
 
-/** The worker's data-plane URL, with the port bound (the primary learns a port 0 from it). */
-export const DESCRIBE_CALL = 'describe';
-/** The worker's hot tier: `{ entries, bytes }`. */
-export const HOT_TIER_CALL = 'hot-tier';
-/** Stop taking new work; answered once in-flight requests are done or the drain timed out. */
-export const DRAIN_CALL = 'drain';
-/** Read the configuration file again and apply it, as the primary just did. */
-export const RELOAD_CALL = 'reload';
-/** What this worker holds for a URL (`/v1/debug/cachecheck`). */
-export const CACHE_CHECK_CALL = 'cache-check';
-
-export interface HotTierFigures {
-  entries: number;
-  bytes: number;
+/** What a worker's node offers the main thread's calls. */
+export interface AnsweringNode {
+  readonly dataUrl: string;
+  readonly invalidator: Invalidator;
+  readonly registry: Registry;
+  drain(): Promise<void>;
+  reload(next: Config): Promise<unknown>;
+  /** Sends the hits it has to report now (background refresh's reports). */
+  report(): void;
 }
 
-/** `warm`: the worker's view of the primary's warm tier, read afresh before each invalidation is applied. */
-export function answerPrimaryCalls(channel: PrimaryChannel, node: SvcNode, warm: WorkerWarmTier | undefined): void {
-  answerMetricsCalls(channel, node.metrics.registry);
-  answerInvalidationCalls(channel, node.invalidator, () => warm?.renewSnapshot());
-  channel.handle(DESCRIBE_CALL, () => node.dataUrl);
-  channel.handle(HOT_TIER_CALL, (): HotTierFigures => ({ entries: node.cache.hot.entryCount, bytes: node.cache.hot.byteCount }));
-  channel.handle(DRAIN_CALL, () => node.drain());
-  channel.handle(RELOAD_CALL, () => node.reload());
-  // A worker has no cluster member: which node owns a key is the primary's to say (strong mode, which
-  // several workers do not run yet).
-  const cacheCheck = createCacheCheck({
-    cache: node.cache,
-    now: Date.now,
-    isInvalidated: (entry) => node.invalidator.isInvalidated(entry),
-    matchingBans: (entry) => node.invalidator.matchingBans(entry),
-    ownerOf: () => null,
+export function answerMainCalls(channel: MainChannel, node: AnsweringNode, warm: WorkerWarmTier | undefined): void {
+  answerMetricsCalls(channel, node.registry);
+  channel.handle('describe', () => node.dataUrl);
+  channel.handle('drain', async () => {
+    await node.drain();
+    return null;
   });
-  channel.handle(CACHE_CHECK_CALL, (url) => cacheCheck(url as string));
+  channel.handle('reload', async (next) => {
+    await node.reload(next);
+    return null;
+  });
+  channel.handle('report', () => {
+    node.report();
+    return null;
+  });
+  const local = node.invalidator;
+  channel.handle('invalidate', async (invalidation) => {
+    warm?.renewSnapshot();
+    switch (invalidation.type) {
+      case 'purge':
+        return (await local.purge(invalidation.url, invalidation.origin)).count;
+      case 'purge_batch':
+        return (await local.purgeBatch(invalidation.urls, invalidation.origin)).count;
+      case 'ban':
+        return (await local.ban(invalidation.spec, invalidation.origin)).count;
+      case 'refresh':
+        return (await local.refresh(invalidation.url, invalidation.origin)).count;
+    }
+  });
 }

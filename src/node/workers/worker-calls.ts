@@ -1,21 +1,18 @@
-// The primary's side of a call to every data-plane worker: it sends one message to each live worker
-// and resolves only once each of them answered, died, or was dealt with after the timeout. Used for
-// what must be true in every worker before the admin API answers (a purge, a ban, a refresh has been
-// applied everywhere) and for what must be gathered from every worker (metrics, stats).
+// The main thread's side of a call to every data-plane worker: it sends one message to each live
+// worker and resolves only once each of them answered, exited, or was dealt with after the timeout.
+// Used for what must be true in every worker before the admin API answers (a purge, a ban, a refresh
+// has been applied everywhere) and for what must be gathered from every worker (metrics).
 //
 // The rules, so that "applied in every worker" holds without an exception:
-// - the call goes to every worker connected at the time, ready or still starting (a starting worker
-//   holds calls until its handlers are set, see worker-answers.ts);
+// - the call goes to every worker alive at the time, ready or still starting (a starting worker
+//   holds calls until its handlers are set, see main-channel.ts);
 // - a worker that exits before answering holds no state any more: it is counted as gone, and its
-//   replacement takes its state from the primary when it starts;
-// - with `onFailure: 'kill'`, a worker that does not answer within the timeout, or whose handler
-//   failed, is killed (SIGKILL): a worker that may have missed an invalidation must not serve again.
-//   With `onFailure: 'report'` (gathering figures) it is only counted.
-import type { Worker } from 'node:cluster';
-import { isWorkerMessage, type CallMessage, type WorkerMessage } from './worker-messages.js';
-
-/** Sends a message to a worker (held until it listens); `onError` hears a send that failed. */
-export type SendToWorker = (worker: Worker, message: WorkerMessage, onError: (error: Error) => void) => void;
+//   replacement takes its state from the main thread when it starts;
+// - with `onFailure: 'terminate'`, a worker that does not answer within the timeout, whose handler
+//   failed or whose answer does not fit the table is terminated: a worker that may have missed an
+//   invalidation must not serve again. With `onFailure: 'report'` (gathering figures) it is counted.
+import type { Worker } from 'node:worker_threads';
+import { checkCall, type CallName, type CallPayload, type CallResult, type DownMessage, type UpMessage } from './thread-messages.js';
 
 /** How long a call waits for each worker by default; a worker answers in well under a millisecond. */
 export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
@@ -23,8 +20,8 @@ export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
 export interface CallOptions {
   /** How long to wait for every answer. */
   timeoutMs?: number;
-  /** What happens to a worker that did not answer in time or failed: killed, or only reported. */
-  onFailure: 'kill' | 'report';
+  /** What happens to a worker that did not answer in time or failed: terminated, or only reported. */
+  onFailure: 'terminate' | 'report';
 }
 
 export interface CallOutcome<R> {
@@ -32,11 +29,12 @@ export interface CallOutcome<R> {
   answers: R[];
   /** Workers that exited before they answered. */
   gone: number;
-  /** Workers that did not answer within the timeout, or whose handler failed (with its message). */
-  failed: { workerId: number; reason: string }[];
+  /** Workers that did not answer within the timeout, or failed (with the reason). */
+  failed: { threadId: number; reason: string }[];
 }
 
 interface Pending {
+  readonly call: CallName;
   readonly waiting: Map<number, Worker>;
   readonly outcome: CallOutcome<unknown>;
   readonly onFailure: CallOptions['onFailure'];
@@ -44,29 +42,19 @@ interface Pending {
 }
 
 export class WorkerCalls {
-  readonly #workers: () => Iterable<Worker>;
-  readonly #send: SendToWorker;
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
 
-  /** `workers` lists the workers alive now; the supervisor sends, and tells about messages and exits. */
-  constructor(workers: () => Iterable<Worker>, send: SendToWorker) {
-    this.#workers = workers;
-    this.#send = send;
-  }
+  /** `workers` lists the workers alive now (by threadId); the supervisor tells about replies and exits. */
+  constructor(private readonly workers: () => ReadonlyMap<number, Worker>) {}
 
-  /** Calls the handler of `kind` in every connected worker with `payload`. */
-  call<R>(kind: string, payload: unknown, options: CallOptions): Promise<CallOutcome<R>> {
+  /** Calls `call` in every live worker with `payload`. */
+  call<K extends CallName>(call: K, payload: CallPayload<K>, options: CallOptions): Promise<CallOutcome<CallResult<K>>> {
     const id = this.#nextId++;
-    const message: CallMessage = { svc: 'call', id, kind, payload };
-    const waiting = new Map<number, Worker>();
-    for (const worker of this.#workers()) {
-      if (!worker.isConnected()) continue;
-      waiting.set(worker.id, worker);
-      // A send that fails means the channel closed: the worker is on its way out, and its exit settles it.
-      this.#send(worker, message, () => this.workerExited(worker.id));
-    }
-    const outcome: CallOutcome<R> = { answers: [], gone: 0, failed: [] };
+    const message: DownMessage = { kind: 'call', id, call, payload };
+    const waiting = new Map(this.workers());
+    for (const worker of waiting.values()) worker.postMessage(message);
+    const outcome: CallOutcome<CallResult<K>> = { answers: [], gone: 0, failed: [] };
     if (waiting.size === 0) return Promise.resolve(outcome);
     const timeoutMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
     return new Promise((resolve) => {
@@ -76,42 +64,38 @@ export class WorkerCalls {
         resolve(outcome);
       };
       const timer = setTimeout(() => {
-        for (const [workerId, worker] of waiting) {
-          outcome.failed.push({ workerId, reason: `no answer to ${kind} within ${timeoutMs} ms` });
-          if (options.onFailure === 'kill') worker.process.kill('SIGKILL');
-        }
+        for (const [threadId, worker] of waiting) this.#fail(pending, threadId, worker, `no answer to ${call} within ${timeoutMs} ms`);
         waiting.clear();
         settle();
       }, timeoutMs);
-      this.#pending.set(id, { waiting, outcome: outcome as CallOutcome<unknown>, onFailure: options.onFailure, settle });
+      const pending: Pending = { call, waiting, outcome: outcome as CallOutcome<unknown>, onFailure: options.onFailure, settle };
+      this.#pending.set(id, pending);
     });
   }
 
-  /** A message from a worker; answers to calls are taken, anything else is ignored. */
-  workerMessage(workerId: number, message: unknown): void {
-    if (!isWorkerMessage(message) || message.svc !== 'reply') return;
+  /** A worker's reply to a call. */
+  reply(threadId: number, message: Extract<UpMessage, { kind: 'reply' }>): void {
     const pending = this.#pending.get(message.id);
-    const worker = pending?.waiting.get(workerId);
+    const worker = pending?.waiting.get(threadId);
     if (pending === undefined || worker === undefined) return;
-    pending.waiting.delete(workerId);
-    if (message.error === undefined) pending.outcome.answers.push(message.result);
-    else {
-      pending.outcome.failed.push({ workerId, reason: message.error });
-      if (pending.onFailure === 'kill') worker.process.kill('SIGKILL');
-    }
-    this.#settleIfDone(pending);
+    pending.waiting.delete(threadId);
+    const result = message.error === undefined ? checkCall(pending.call, 'result', message.result) : undefined;
+    if (result?.ok) pending.outcome.answers.push(result.message);
+    else this.#fail(pending, threadId, worker, message.error ? `${message.error.code}: ${message.error.message}` : `the answer does not fit: ${result?.ok === false ? result.issue : ''}`);
+    if (pending.waiting.size === 0) pending.settle();
   }
 
   /** A worker exited: it no longer holds anything a call waits for. */
-  workerExited(workerId: number): void {
+  workerExited(threadId: number): void {
     for (const pending of [...this.#pending.values()]) {
-      if (!pending.waiting.delete(workerId)) continue;
+      if (!pending.waiting.delete(threadId)) continue;
       pending.outcome.gone += 1;
-      this.#settleIfDone(pending);
+      if (pending.waiting.size === 0) pending.settle();
     }
   }
 
-  #settleIfDone(pending: Pending): void {
-    if (pending.waiting.size === 0) pending.settle();
+  #fail(pending: Pending, threadId: number, worker: Worker, reason: string): void {
+    pending.outcome.failed.push({ threadId, reason });
+    if (pending.onFailure === 'terminate') void worker.terminate();
   }
 }

@@ -7,11 +7,9 @@
 // per worker. A worker that does not answer in time is left out of that scrape, not waited for.
 import { AggregatorRegistry, type Registry } from 'prom-client';
 import { OPENMETRICS_CONTENT_TYPE, openMetricsText } from '../../observe/openmetrics-text.js';
-import type { PrimaryChannel } from './primary-channel.js';
+import type { MainChannel } from './main-channel.js';
 import type { WorkerCalls } from './worker-calls.js';
-
-/** The call kind a worker answers with its registry's figures. */
-export const METRICS_CALL = 'metrics';
+import type { MetricFigures } from './thread-messages.js';
 
 /** A scrape should not hang on a worker that is busy or stuck: it is left out of that one. */
 const SCRAPE_TIMEOUT_MS = 2_000;
@@ -23,8 +21,8 @@ const SCRAPE_TIMEOUT_MS = 2_000;
 const PRIMARY_OWNED = /^svc_(startup_|config_reloads_total$)/;
 
 /** In a worker: answers the primary's metrics calls with `registry`'s figures, less what the primary owns. */
-export function answerMetricsCalls(channel: PrimaryChannel, registry: Registry): void {
-  channel.handle(METRICS_CALL, async () => (await registry.getMetricsAsJSON()).filter((metric) => !PRIMARY_OWNED.test(metric.name)));
+export function answerMetricsCalls(channel: MainChannel, registry: Registry): void {
+  channel.handle('metrics', async () => (await registry.getMetricsAsJSON()).filter((metric) => !PRIMARY_OWNED.test(metric.name)));
 }
 
 export interface Exposition {
@@ -34,20 +32,55 @@ export interface Exposition {
   missingWorkers: number;
 }
 
-/** In the primary: the primary's own registry (if any) and every worker's, added up in one registry. */
-export async function aggregatedRegistry(calls: WorkerCalls, own?: Registry): Promise<{ registry: Registry; missingWorkers: number }> {
-  const outcome = await calls.call<object[]>(METRICS_CALL, null, { onFailure: 'report', timeoutMs: SCRAPE_TIMEOUT_MS });
+/** In the main thread: its own registry (if any) and every worker's, added up in one registry. */
+export async function aggregatedRegistry(calls: WorkerCalls, own?: Registry): Promise<{ registry: Registry; figures: MetricFigures[][]; missingWorkers: number }> {
+  const outcome = await calls.call('metrics', null, { onFailure: 'report', timeoutMs: SCRAPE_TIMEOUT_MS });
   const figures = own === undefined ? outcome.answers : [await own.getMetricsAsJSON(), ...outcome.answers];
-  return { registry: AggregatorRegistry.aggregate(figures), missingWorkers: outcome.gone + outcome.failed.length };
+  return { registry: AggregatorRegistry.aggregate(figures), figures, missingWorkers: outcome.gone + outcome.failed.length };
 }
 
 /**
- * In the primary: the text of `/metrics`, every worker's figures added up, in OpenMetrics when the
- * scraper asks for it. Exemplars do not survive the sum (prom-client's aggregation drops them).
+ * In the main thread: the text of `/metrics`, every worker's figures added up, in OpenMetrics when
+ * the scraper asks for it, with the exemplars the workers recorded (the sum itself drops them).
  */
 export async function aggregatedExposition(calls: WorkerCalls, own: Registry | undefined, openMetrics: boolean): Promise<Exposition> {
-  const { registry, missingWorkers } = await aggregatedRegistry(calls, own);
-  return { ...(await registryExposition(registry, openMetrics)), missingWorkers };
+  const { registry, figures, missingWorkers } = await aggregatedRegistry(calls, own);
+  if (!openMetrics) return { ...(await registryExposition(registry, false)), missingWorkers };
+  const summed = withExemplars(await registry.getMetricsAsJSON(), figures);
+  return { contentType: OPENMETRICS_CONTENT_TYPE, body: await openMetricsText({ getMetricsAsJSON: () => Promise.resolve(summed) }), missingWorkers };
+}
+
+/**
+ * The summed figures with each sample's latest exemplar among the threads' (a bucket's exemplar is
+ * one observation's trace id: the newest of any thread stands for the sum, as one process's would).
+ */
+function withExemplars(summed: MetricFigures[], parts: readonly MetricFigures[][]): MetricFigures[] {
+  const latest = new Map<string, { timestamp?: number }>();
+  for (const part of parts) {
+    for (const metric of part) {
+      for (const sample of metric.values) {
+        const exemplar = (sample as { exemplar?: { timestamp?: number } }).exemplar;
+        if (exemplar === undefined || exemplar === null) continue;
+        const id = sampleId(metric.name, sample);
+        const known = latest.get(id);
+        if (known === undefined || (exemplar.timestamp ?? 0) >= (known.timestamp ?? 0)) latest.set(id, exemplar);
+      }
+    }
+  }
+  if (latest.size === 0) return summed;
+  return summed.map((metric) => ({
+    ...metric,
+    values: metric.values.map((sample) => {
+      const exemplar = latest.get(sampleId(metric.name, sample));
+      return exemplar === undefined ? sample : { ...sample, exemplar };
+    }),
+  })) as MetricFigures[];
+}
+
+function sampleId(metric: string, sample: MetricFigures['values'][number]): string {
+  const name = 'metricName' in sample ? String(sample.metricName) : '';
+  const labels = Object.entries(sample.labels).sort(([a], [b]) => a.localeCompare(b));
+  return `${metric}\u0000${name}\u0000${JSON.stringify(labels)}`;
 }
 
 /** One registry's text, in OpenMetrics when asked (the primary's own, before its workers are forked). */

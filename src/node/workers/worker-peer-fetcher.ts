@@ -31,7 +31,7 @@ export function createWorkerPeerFetcher(peers: WorkerPeers, deps: WorkerPeerFetc
     member: peers.member,
     routing: new PeerRouting(peers.member, config.cluster.peer_timeout, peers.hopToken),
     hopLimit: config.hop_limit!,
-    dataPlaneUrl: deps.dataPlaneUrl,
+    dataPlane: () => deps.dataPlaneUrl(),
     counters: registerPeerFetchMetrics(deps.metrics.registry),
     freshEntry: deps.freshEntry,
     now: deps.now,

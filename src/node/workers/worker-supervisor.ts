@@ -1,52 +1,46 @@
-// The primary of a node that serves its data plane from several processes (node:cluster workers).
-// It forks one worker per slot, keeps each slot filled (a worker that dies is logged and forked
-// again, after a back-off that grows while it keeps dying), relays the workers' output lines to
-// one standard output, and stops the workers on the way out: told to drain and close, then killed
-// if they have not exited in time. Calls to every worker (invalidations, metrics) go through
-// `calls`. The node stays ready while at least one worker serves.
+// The main thread's keeper of a node's data-plane worker threads. It starts one worker per slot,
+// keeps each slot filled (a worker that dies is logged and started again, after a back-off that grows
+// while it keeps dying), relays the workers' output lines to one standard output, and stops the
+// workers on the way out: told to drain and close, then terminated if they have not exited in time.
+// Calls to every worker (invalidations, metrics) go through `calls`. The node stays ready while at
+// least one worker serves.
 //
-// Connections are handed out by the primary (round robin) or by the kernel (`os`): see
-// docs/decisions.md "Data-plane workers" for the measurement that chose the default.
-import cluster, { type Worker } from 'node:cluster';
+// Each worker listens on the data-plane port itself (SO_REUSEPORT): the kernel hands out the
+// connections, and no thread relays them (docs/decisions.md "Data-plane workers").
+import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../observe/logger.js';
 import { relayLines, type LineSink } from './line-relay.js';
 import { DEFAULT_RESTART_BACKOFF, quickDeathsAfter, restartDelayMs, type RestartBackoff } from './restart-backoff.js';
+import { checkUp, threadError, type DownMessage, type ServedReport, type UpMessage, type WarmWrite } from './thread-messages.js';
 import { WorkerCalls } from './worker-calls.js';
-import { isWorkerMessage, type PeerReplyMessage, type PeerRequestMessage, type WarmWrite, type WorkerMessage } from './worker-messages.js';
-
-/** Who hands the data plane's connections to the workers. */
-export type ConnectionDistribution = 'round-robin' | 'os';
-
-/** The environment variable that tells a worker its slot, 0 to workers - 1. */
-export const WORKER_SLOT_VARIABLE = 'SVC_WORKER_SLOT';
 
 export interface WorkerSupervisorOptions {
   /** Workers to keep running, at least 1. */
   workers: number;
-  /** The module each worker runs, and its arguments. */
-  exec: string;
-  args?: string[];
-  /** Added to the workers' environment (which is the primary's). */
-  env?: Record<string, string>;
+  /** The module each worker runs. */
+  module: URL;
+  /** What each worker is given (`workerData`), with its slot. */
+  data: (slot: number) => Record<string, unknown>;
+  /** The workers' environment. */
+  env?: NodeJS.ProcessEnv | undefined;
   logger: Logger;
   /** Where the workers' standard output goes, whole lines. */
   output: LineSink;
-  /** Where their standard error goes; the primary's own by default. */
-  errorOutput?: LineSink;
-  distribution: ConnectionDistribution;
   backoff?: RestartBackoff;
-  /** How long a worker may take to drain and exit when stopped before it is killed. */
+  /** How long a worker may take to drain and exit when stopped before it is terminated. */
   stopTimeoutMs?: number;
   /** How long the first start of every worker may take. */
   startTimeoutMs?: number;
   /** Told the number of workers that serve whenever it changes after the first start. */
   onServingChange?: (serving: number) => void;
-  /** Applies a worker's change to the warm tier the primary owns; without it such messages are dropped. */
+  /** Applies a worker's change to the warm tier the main thread owns. */
   onWarmWrite?: (write: WarmWrite) => void;
-  /** Told when a worker has exited, whatever the reason (before it is forked again). */
-  onWorkerExit?: () => void;
-  /** Sends a worker's request to a peer (strong mode); `reply` answers that worker. Without it, such requests get no answer. */
-  onPeerRequest?: (request: PeerRequestMessage, reply: (message: PeerReplyMessage) => void) => void;
+  /** Told of a worker's hits on refresh-enabled routes. */
+  onServed?: (report: ServedReport) => void;
+  /** Told when a worker has exited, whatever the reason (before it is started again). */
+  onWorkerExit?: (slot: number, threadId: number) => void;
+  /** Sends a worker's request to a peer (strong mode); `reply` answers that worker. */
+  onPeerRequest?: (request: Extract<UpMessage, { kind: 'peer-request' }>, reply: (message: DownMessage) => void) => void;
 }
 
 /** As long as a drain may take (the node's DRAIN_TIMEOUT_MS), with a margin to close. */
@@ -62,57 +56,38 @@ interface Slot {
   restart: NodeJS.Timeout | undefined;
 }
 
-const stderrSink: LineSink = { write: (line) => void process.stderr.write(line) };
-
 export class WorkerSupervisor {
   readonly calls: WorkerCalls;
   readonly #options: WorkerSupervisorOptions;
   readonly #slots: Slot[];
+  /** Live workers by threadId. */
+  readonly #live = new Map<number, Worker>();
   #stopping = false;
   #restarts = 0;
   #firstStart: { resolve: () => void; reject: (error: Error) => void } | undefined;
-  /** What every worker is told once, including those forked later (announce()); one message per kind. */
-  #announcements: WorkerMessage[] = [];
-  /** What was sent to workers that do not listen yet, in order (see ListeningMessage). */
-  readonly #outboxes = new Map<Worker, { message: WorkerMessage; onError: (error: Error) => void }[]>();
+  /** What every worker is told once, including those started later (announce()); one message per kind. */
+  readonly #announcements = new Map<DownMessage['kind'], DownMessage>();
 
-  private constructor(options: WorkerSupervisorOptions) {
+  constructor(options: WorkerSupervisorOptions) {
+    if (!Number.isSafeInteger(options.workers) || options.workers < 1) throw new Error(`workers must be an integer of at least 1, got ${options.workers}`);
     this.#options = options;
     this.#slots = Array.from({ length: options.workers }, (_, index) => ({ index, worker: undefined, startedMs: 0, ready: false, quickDeaths: 0, restart: undefined }));
-    this.calls = new WorkerCalls(
-      () => this.#liveWorkers(),
-      (worker, message, onError) => this.#send(worker, message, onError),
-    );
+    this.calls = new WorkerCalls(() => this.#live);
   }
 
   /**
-   * Forks every worker and resolves once each said it serves. Rejects (with every worker stopped)
-   * when one exits before that or the start takes longer than startTimeoutMs: a worker that cannot
-   * start once will not start on a restart either (a port in use, a bad directory).
+   * Starts every worker and resolves once each said it serves. Rejects (with every worker stopped)
+   * when one fails or exits before that, or the start takes longer than startTimeoutMs: a worker that
+   * cannot start once will not start on a restart either.
    */
-  static start(options: WorkerSupervisorOptions): Promise<WorkerSupervisor> {
-    return WorkerSupervisor.create(options).start();
-  }
-
-  /** A supervisor that forks nothing until start(): what is announced meanwhile reaches every worker. */
-  static create(options: WorkerSupervisorOptions): WorkerSupervisor {
-    if (!Number.isSafeInteger(options.workers) || options.workers < 1) throw new Error(`workers must be an integer of at least 1, got ${options.workers}`);
-    if (!cluster.isPrimary) throw new Error('a worker supervisor runs in the primary process only');
-    return new WorkerSupervisor(options);
-  }
-
-  /** See the static start(); once only. */
-  async start(): Promise<WorkerSupervisor> {
+  async start(): Promise<void> {
     const options = this.#options;
-    // Frozen by Node at the first fork, so set before it.
-    cluster.schedulingPolicy = options.distribution === 'os' ? cluster.SCHED_NONE : cluster.SCHED_RR;
-    cluster.setupPrimary({ exec: options.exec, args: options.args ?? [], silent: true, serialization: 'advanced' });
     const started = new Promise<void>((resolve, reject) => (this.#firstStart = { resolve, reject }));
-    const timer = setTimeout(() => this.#failStart(new Error(`the data-plane workers did not start within ${options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS} ms`)), options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
-    for (const slot of this.#slots) this.#fork(slot);
+    const timeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+    const timer = setTimeout(() => this.#failStart(new Error(`the data-plane workers did not start within ${timeoutMs} ms`)), timeoutMs);
     try {
+      for (const slot of this.#slots) this.#begin(slot);
       await started;
-      return this;
     } catch (error) {
       await this.stop();
       throw error;
@@ -126,89 +101,92 @@ export class WorkerSupervisor {
     return this.#slots.filter((slot) => slot.ready).length;
   }
 
-  /** Workers forked again after one died, since start. */
+  /** Workers started again after one died, since start. */
   get restarts(): number {
     return this.#restarts;
   }
 
-  /** The process ids of the live workers, by slot (undefined for a slot waiting to fork again). */
-  pids(): (number | undefined)[] {
-    return this.#slots.map((slot) => slot.worker?.process.pid);
+  /** The threadIds of the live workers, by slot (undefined for a slot waiting to start again). */
+  threadIds(): (number | undefined)[] {
+    return this.#slots.map((slot) => slot.worker?.threadId);
+  }
+
+  /** Terminates the worker of `slot` (tests of crash containment, and a worker that must not serve). */
+  terminate(slot: number): Promise<number> | undefined {
+    return this.#slots[slot]?.worker?.terminate();
   }
 
   /**
-   * Tells every worker `message` now, and every worker forked from now on as it starts. A message of
+   * Tells every worker `message` now, and every worker started from now on as it starts. A message of
    * the kind announced before replaces it for those (a cluster view is told as it is now).
    */
-  announce(message: WorkerMessage): void {
-    this.#announcements = this.#announcements.filter((earlier) => earlier.svc !== message.svc);
-    this.#announcements.push(message);
-    for (const worker of this.#liveWorkers()) if (worker.isConnected()) this.#send(worker, message, () => undefined);
+  announce(message: DownMessage): void {
+    this.#announcements.set(message.kind, message);
+    for (const worker of this.#live.values()) worker.postMessage(message);
   }
 
-  /** Tells every worker to drain and exit; kills those still running after stopTimeoutMs. */
+  /** Tells every worker to drain and exit; terminates those still running after stopTimeoutMs. */
   async stop(): Promise<void> {
     this.#stopping = true;
     const exits: Promise<void>[] = [];
     for (const slot of this.#slots) {
       clearTimeout(slot.restart);
       const worker = slot.worker;
-      if (worker === undefined || worker.process.exitCode !== null || worker.process.signalCode !== null) continue;
+      if (worker === undefined) continue;
       exits.push(new Promise((resolve) => worker.once('exit', () => resolve())));
-      if (worker.isConnected()) this.#send(worker, { svc: 'stop' }, () => undefined);
-      else worker.process.kill('SIGKILL');
+      worker.postMessage({ kind: 'stop' } satisfies DownMessage);
     }
     const timer = setTimeout(() => {
-      for (const slot of this.#slots) slot.worker?.process.kill('SIGKILL');
+      for (const slot of this.#slots) void slot.worker?.terminate();
     }, this.#options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS);
     await Promise.all(exits);
     clearTimeout(timer);
   }
 
-  #liveWorkers(): Worker[] {
-    return this.#slots.flatMap((slot) => (slot.worker === undefined ? [] : [slot.worker]));
-  }
-
-  #fork(slot: Slot): void {
+  #begin(slot: Slot): void {
     slot.restart = undefined;
-    const worker = cluster.fork({ ...this.#options.env, [WORKER_SLOT_VARIABLE]: String(slot.index) });
+    const worker = new Worker(this.#options.module, { workerData: { ...this.#options.data(slot.index), slot: slot.index }, env: this.#options.env ?? process.env, stdout: true });
+    const threadId = worker.threadId;
     slot.worker = worker;
     slot.startedMs = Date.now();
     slot.ready = false;
-    if (worker.process.stdout) relayLines(worker.process.stdout, this.#options.output);
-    if (worker.process.stderr) relayLines(worker.process.stderr, this.#options.errorOutput ?? stderrSink);
-    this.#outboxes.set(worker, []);
-    // First in its outbox: a worker learns what was announced before anything else.
-    for (const message of this.#announcements) this.#send(worker, message, () => undefined);
-    worker.on('message', (message: unknown) => {
-      if (!isWorkerMessage(message)) return;
-      if (message.svc === 'listening') this.#listening(worker);
-      else if (message.svc === 'ready') this.#ready(slot, worker);
-      else if (message.svc === 'failed') this.#failed(slot, worker, message.message);
-      else if (message.svc === 'warm') this.#options.onWarmWrite?.(message);
-      else if (message.svc === 'peer-request') this.#options.onPeerRequest?.(message, (reply) => this.#send(worker, reply, () => undefined));
-      else this.calls.workerMessage(worker.id, message);
-    });
-    // 'exit' comes once per worker, however it ended; an 'error' (a failed send) is followed by it.
-    worker.on('error', () => undefined);
-    worker.once('exit', (code: number | null, signal: NodeJS.Signals | null) => this.#exited(slot, worker, code, signal));
+    this.#live.set(threadId, worker);
+    relayLines(worker.stdout, this.#options.output);
+    // First in its queue: a worker learns what was announced before anything else.
+    for (const message of this.#announcements.values()) worker.postMessage(message);
+    worker.on('message', (data: unknown) => this.#received(slot, worker, threadId, data));
+    // An uncaught error ends the worker; 'exit' follows and starts it again.
+    worker.on('error', (error) => this.#options.logger.error({ worker: slot.index, err: error }, 'a data-plane worker failed'));
+    worker.once('exit', (code) => this.#exited(slot, worker, threadId, code));
   }
 
-  /** Sends now to a worker that listens, else holds the message until it does. */
-  #send(worker: Worker, message: WorkerMessage, onError: (error: Error) => void): void {
-    const outbox = this.#outboxes.get(worker);
-    if (outbox !== undefined) outbox.push({ message, onError });
-    else
-      worker.send(message, (error: Error | null) => {
-        if (error) onError(error);
-      });
-  }
-
-  #listening(worker: Worker): void {
-    const outbox = this.#outboxes.get(worker);
-    if (outbox === undefined) return;
-    this.#outboxes.delete(worker);
-    for (const { message, onError } of outbox) this.#send(worker, message, onError);
+  #received(slot: Slot, worker: Worker, threadId: number, data: unknown): void {
+    const checked = checkUp(data);
+    if (!checked.ok) {
+      this.#options.logger.error({ worker: slot.index, issue: checked.issue }, 'a data-plane worker sent a message that does not fit: dropped');
+      return;
+    }
+    const message = checked.message;
+    switch (message.kind) {
+      case 'reply':
+        this.calls.reply(threadId, message);
+        return;
+      case 'ready':
+        this.#ready(slot, worker);
+        return;
+      case 'failed':
+        if (slot.worker === worker && this.#firstStart !== undefined) this.#failStart(new Error(message.error.message));
+        return;
+      case 'warm':
+        this.#options.onWarmWrite?.(message);
+        return;
+      case 'served':
+        this.#options.onServed?.(message);
+        return;
+      case 'peer-request':
+        if (this.#options.onPeerRequest) this.#options.onPeerRequest(message, (reply) => worker.postMessage(reply));
+        else worker.postMessage({ kind: 'peer-reply', id: message.id, error: threadError(new Error('peer requests are not relayed')) } satisfies DownMessage);
+    }
   }
 
   #ready(slot: Slot, worker: Worker): void {
@@ -220,33 +198,26 @@ export class WorkerSupervisor {
     } else if (this.#firstStart === undefined) this.#options.onServingChange?.(this.readyCount);
   }
 
-  /** A worker that cannot start on the first start fails it with its reason (a port in use, say). */
-  #failed(slot: Slot, worker: Worker, message: string): void {
-    if (slot.worker === worker && this.#firstStart !== undefined) this.#failStart(new Error(message));
-  }
-
-  #exited(slot: Slot, worker: Worker, code: number | null, signal: NodeJS.Signals | null): void {
-    this.#outboxes.delete(worker);
-    this.calls.workerExited(worker.id);
-    this.#options.onWorkerExit?.();
+  #exited(slot: Slot, worker: Worker, threadId: number, code: number): void {
+    this.#live.delete(threadId);
+    this.calls.workerExited(threadId);
+    this.#options.onWorkerExit?.(slot.index, threadId);
     if (slot.worker !== worker) return;
     slot.worker = undefined;
     const wasReady = slot.ready;
     slot.ready = false;
     if (this.#stopping) return;
-    const { logger } = this.#options;
-    const exit = { worker: slot.index, pid: worker.process.pid, code, signal };
     if (this.#firstStart !== undefined && !wasReady) {
-      this.#failStart(new Error(`data-plane worker ${slot.index} exited before it served (${signal ?? `code ${code}`})`));
+      this.#failStart(new Error(`data-plane worker ${slot.index} exited before it served (code ${code})`));
       return;
     }
     const backoff = this.#options.backoff ?? DEFAULT_RESTART_BACKOFF;
     slot.quickDeaths = quickDeathsAfter(slot.quickDeaths, Date.now() - slot.startedMs, backoff);
     const delayMs = restartDelayMs(slot.quickDeaths, backoff);
-    logger.error({ ...exit, restart_in_ms: delayMs, ready_workers: this.readyCount }, 'data-plane worker exited: forking it again');
+    this.#options.logger.error({ worker: slot.index, thread: threadId, code, restart_in_ms: delayMs, ready_workers: this.readyCount }, 'data-plane worker exited: starting it again');
     if (wasReady) this.#options.onServingChange?.(this.readyCount);
     this.#restarts += 1;
-    slot.restart = setTimeout(() => this.#fork(slot), delayMs);
+    slot.restart = setTimeout(() => this.#begin(slot), delayMs);
   }
 
   #failStart(error: Error): void {

@@ -12,7 +12,7 @@ import type { CacheEntry } from '../../cache/entry.js';
 import type { CacheStore, PutOutcome, StoredSummary } from '../../store/cache-store.js';
 import { encodeEntry } from '../../store/warm/record-codec.js';
 import type { WarmReader } from '../../store/warm/warm-reader.js';
-import type { WarmWrite } from './worker-messages.js';
+import type { WarmWrite } from './thread-messages.js';
 
 /** Uses are sent to the primary this often, or sooner when this many wait. */
 const USE_BATCH_INTERVAL_MS = 1_000;
@@ -51,7 +51,7 @@ export class WorkerWarmTier implements CacheStore {
   peek(key: string): CacheEntry[] {
     const read = this.reader.variantsOf(key);
     // The primary reads the key itself, and deletes the records that fail there too.
-    if (read.damaged) this.send({ svc: 'warm', op: 'verify', key });
+    if (read.damaged) this.send({ kind: 'warm', op: 'verify', key });
     return read.entries;
   }
 
@@ -64,12 +64,12 @@ export class WorkerWarmTier implements CacheStore {
    * the fetch began. Until the write commits, this worker serves the entry from its hot tier.
    */
   put(entry: CacheEntry): PutOutcome {
-    this.send({ svc: 'warm', op: 'put', record: encodeEntry(entry) });
+    this.send({ kind: 'warm', op: 'put', record: encodeEntry(entry) });
     return 'stored';
   }
 
   delete(key: string, variantKey?: string): number {
-    this.send({ svc: 'warm', op: 'delete', key, variantKey });
+    this.send({ kind: 'warm', op: 'delete', key, variantKey });
     return 0;
   }
 
@@ -106,7 +106,7 @@ export class WorkerWarmTier implements CacheStore {
 
   #sendUses(): void {
     if (this.#used.size === 0) return;
-    this.send({ svc: 'warm', op: 'use', variants: [...this.#used.values()] });
+    this.send({ kind: 'warm', op: 'use', variants: [...this.#used.values()] });
     this.#used.clear();
   }
 }

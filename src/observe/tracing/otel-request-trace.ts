@@ -85,6 +85,8 @@ class SampledRequestTrace implements RequestTrace {
   private readonly pipelineContext: Context;
   private cache: Span | undefined;
   private cacheContext: Context | undefined;
+  /** Spans are exported when they end: an abandoned trace ends none. */
+  private abandoned = false;
 
   constructor(
     private readonly tools: TraceTools,
@@ -126,6 +128,7 @@ class SampledRequestTrace implements RequestTrace {
   }
 
   answered(status: number, cacheResult: CacheResult, source: Source): void {
+    if (this.abandoned) return;
     for (const span of [this.listener, this.cache]) {
       if (!span) continue;
       span.setAttribute(ATTR.status, status);
@@ -137,8 +140,13 @@ class SampledRequestTrace implements RequestTrace {
   }
 
   end(): void {
+    if (this.abandoned) return;
     this.pipeline.end();
     this.listener.end();
+  }
+
+  abandon(): void {
+    this.abandoned = true;
   }
 }
 
@@ -165,6 +173,7 @@ class UnsampledRequestTrace implements RequestTrace {
   }
   answered(): void {}
   end(): void {}
+  abandon(): void {}
 
   /** The context an outgoing request carries: this trace, a span id of svc's, not sampled. */
   private outgoingContext(): Context {

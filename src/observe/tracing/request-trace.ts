@@ -45,6 +45,11 @@ export interface RequestTrace {
   answered(status: number, cacheResult: CacheResult, source: Source): void;
   /** Metrics and access log are done: the pipeline and listener spans end. */
   end(): void;
+  /**
+   * The request was handed to another thread of the node, which traces it (continuing the same
+   * incoming trace): nothing of this trace is exported.
+   */
+  abandon(): void;
 }
 
 /** A node's tracing, built from its `tracing` block at startup (a reload refuses to change it). */

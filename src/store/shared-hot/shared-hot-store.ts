@@ -11,7 +11,7 @@
 // index version (a word in shared memory) is odd; a reader copies what it found out of the log and
 // keeps it only if the version was even and unchanged around its whole read, else it reads again.
 // So a reader never serves bytes that an eviction overwrote while it copied them. Writers take one
-// lock (write-lock.ts); the copy of a new record's bytes happens outside the odd window, into space
+// lock (src/shared-memory/shared-lock.ts); the copy of a new record's bytes happens outside the odd window, into space
 // no slot points to yet.
 import type { CacheEntry } from '../../cache/entry.js';
 import { MAX_VARIANTS, type PutOutcome, type StoredSummary } from '../cache-store.js';
@@ -23,6 +23,7 @@ import {
   HEAD,
   hotViews,
   LIVE_BYTES,
+  LOCK,
   LIVE_ENTRIES,
   LOGICAL_HEAD,
   logView,
@@ -62,8 +63,8 @@ import {
   summaryAt,
   variantKeyAt,
 } from './hot-record.js';
-import { keyHash } from './key-hash.js';
-import { acquire, holder, lockMarkOf, release, takeOver } from './write-lock.js';
+import { keyHash } from '../../shared-memory/key-hash.js';
+import { acquire, holder, release, takeOver } from '../../shared-memory/shared-lock.js';
 
 export interface SharedHotStoreOptions {
   /** The node's hot-tier memory (createHotMemory), shared with the node's other threads. */
@@ -145,12 +146,12 @@ export class SharedHotStore implements HotStore {
     const hash = keyHash(entry.key);
     const keyLength = this.#encodeKey(entry.key);
     const evicted: CacheEntry[] = [];
-    acquire(v);
+    acquire(v.ints, LOCK);
     let outcome: PutOutcome;
     try {
       outcome = this.#store(entry, parts, size, hash, keyLength, evicted);
     } finally {
-      release(v);
+      release(v.ints, LOCK);
     }
     this.#handOver(evicted);
     return outcome;
@@ -160,7 +161,7 @@ export class SharedHotStore implements HotStore {
     const v = this.#v;
     const hash = keyHash(key);
     const keyLength = this.#encodeKey(key);
-    acquire(v);
+    acquire(v.ints, LOCK);
     try {
       this.#begin();
       let removed = 0;
@@ -173,7 +174,7 @@ export class SharedHotStore implements HotStore {
       this.#end();
       return removed;
     } finally {
-      release(v);
+      release(v.ints, LOCK);
     }
   }
 
@@ -186,7 +187,7 @@ export class SharedHotStore implements HotStore {
     if (ring > log.maxByteLength) {
       throw new StoreError('invalid_option', `the hot tier can grow to ${log.maxByteLength} bytes without a restart, not ${ring}`);
     }
-    acquire(v);
+    acquire(v.ints, LOCK);
     try {
       if (ring > log.byteLength) log.grow(ring);
       // Records may lie past a smaller end: everything goes, oldest first, and the log starts over.
@@ -196,7 +197,7 @@ export class SharedHotStore implements HotStore {
       v.floats[RING] = ring;
       this.#end();
     } finally {
-      release(v);
+      release(v.ints, LOCK);
     }
     this.#handOver(evicted);
   }
@@ -224,22 +225,21 @@ export class SharedHotStore implements HotStore {
    */
   repairAfter(deadThreadId: number): boolean {
     const v = this.#v;
-    if (deadThreadId < 0 || !takeOver(v, lockMarkOf(deadThreadId))) return false;
+    if (!takeOver(v.ints, LOCK, deadThreadId)) return false;
     try {
       // The version may have been left odd mid-change; it is odd again for the rebuild.
       if ((Atomics.load(v.ints, VERSION) & 1) === 0) this.#begin();
       this.#rebuildIndex();
       Atomics.add(v.ints, VERSION, 1);
     } finally {
-      release(v);
+      release(v.ints, LOCK);
     }
     return true;
   }
 
   /** The threadId of the thread holding the write lock, or undefined. */
   get lockHolder(): number | undefined {
-    const mark = holder(this.#v);
-    return mark === 0 ? undefined : mark - 1;
+    return holder(this.#v.ints, LOCK);
   }
 
   // ---- reading, without the lock ----

@@ -6,7 +6,7 @@ import type { CacheEntry } from '../../../src/cache/entry.js';
 import { createLogger } from '../../../src/observe/logger.js';
 import { encodeEntry } from '../../../src/store/warm/record-codec.js';
 import { SharedWarmWrites } from '../../../src/node/workers/shared-warm-writes.js';
-import type { WarmWrite } from '../../../src/node/workers/worker-messages.js';
+import { checkUp, type WarmWrite } from '../../../src/node/workers/thread-messages.js';
 import { entry, LogLines, openRig, T0, type Rig } from '../../invalidation/fixture.js';
 
 async function withWrites(run: (rig: Rig, writes: SharedWarmWrites, logs: LogLines) => Promise<void>, joined = true): Promise<void> {
@@ -23,7 +23,7 @@ async function withWrites(run: (rig: Rig, writes: SharedWarmWrites, logs: LogLin
 /** What a worker sends for a store: the warm record, which arrives as a Uint8Array view. */
 function put(stored: CacheEntry): WarmWrite {
   const record = encodeEntry(stored);
-  return { svc: 'warm', op: 'put', record: new Uint8Array(record.buffer, record.byteOffset, record.byteLength) };
+  return { kind: 'warm', op: 'put', record: new Uint8Array(record.buffer, record.byteOffset, record.byteLength) };
 }
 
 function warmCopy(rig: Rig, key: string): CacheEntry | undefined {
@@ -36,8 +36,8 @@ describe('the primary applying its workers\' warm-tier changes', () => {
       const stored = entry({ key: 'http://example.com/kept', requestTimeMs: T0 + 500 });
       writes.apply(put(stored));
       assert.equal(warmCopy(rig, stored.key)?.requestTimeMs, T0 + 500);
-      writes.apply({ svc: 'warm', op: 'use', variants: [[stored.key, '']] });
-      writes.apply({ svc: 'warm', op: 'delete', key: stored.key });
+      writes.apply({ kind: 'warm', op: 'use', variants: [[stored.key, '']] });
+      writes.apply({ kind: 'warm', op: 'delete', key: stored.key });
       assert.equal(warmCopy(rig, stored.key), undefined);
       assert.equal(writes.refused, 0);
     });
@@ -82,17 +82,19 @@ describe('the primary applying its workers\' warm-tier changes', () => {
   test('a record that does not decode is dropped and logged, and the tier is unchanged', async () => {
     await withWrites(async (rig, writes, logs) => {
       const record = encodeEntry(entry({ key: 'http://example.com/torn' }));
-      writes.apply({ svc: 'warm', op: 'put', record: new Uint8Array(record.subarray(0, record.length - 4)) });
-      writes.apply({ svc: 'warm', op: 'delete', key: 42 } as unknown as WarmWrite);
+      writes.apply({ kind: 'warm', op: 'put', record: new Uint8Array(record.subarray(0, record.length - 4)) });
       assert.equal(rig.warm.entryCount, 0);
       assert.deepEqual(
-        logs.lines.map((line) => [line.op, line.msg]),
-        [
-          ['put', 'a data-plane worker sent a warm-tier change that does not decode: dropped'],
-          ['delete', 'a data-plane worker sent a warm-tier change that does not decode: dropped'],
-        ],
+        logs.lines.map((line) => line.msg),
+        ['a data-plane worker sent a warm record that does not decode: dropped'],
       );
     });
+  });
+
+  test('a change that does not fit the message table never reaches the tier', () => {
+    const checked = checkUp({ kind: 'warm', op: 'delete', key: 42 });
+    assert.equal(checked.ok, false);
+    assert.match(checked.ok ? '' : checked.issue, /key/);
   });
 
   test('nothing is written before the tier has joined the primary\'s cache', async () => {

@@ -1,11 +1,10 @@
 // What the workers of one node show as one: `/metrics` adds every worker's figures up with the
 // names, labels and types of one process (counters, the traffic histogram bucket by bucket, the
 // hand-made traffic series), and the workers' log lines reach one output whole, never interleaved,
-// even when they are longer than a pipe writes at once. Real worker processes
-// (test/support/workers/test-worker.ts); this process is the primary.
+// even when they are longer than a pipe writes at once. Real worker threads
+// (test/support/workers/test-worker.ts); this thread is the main one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { WorkerSupervisor } from '../../../src/node/workers/worker-supervisor.js';
@@ -15,19 +14,19 @@ import { createLogger } from '../../../src/observe/logger.js';
 import { LogCapture } from '../../support/svc-harness.js';
 import { freePort } from '../../support/free-port.js';
 
-const WORKER = fileURLToPath(new URL('../../support/workers/test-worker.js', import.meta.url));
+const WORKER = new URL('../../support/workers/test-worker.js', import.meta.url);
 
 async function startWorkers(output: string[]): Promise<{ supervisor: WorkerSupervisor; url: string }> {
   const port = await freePort();
-  const supervisor = await WorkerSupervisor.start({
+  const supervisor = new WorkerSupervisor({
     workers: 2,
-    exec: WORKER,
-    env: { TEST_PORT: String(port) },
+    module: WORKER,
+    data: () => ({ port }),
     logger: createLogger({ destination: new LogCapture() }),
     output: { write: (line) => void output.push(line) },
-    distribution: 'round-robin',
     stopTimeoutMs: 3_000,
   });
+  await supervisor.start();
   return { supervisor, url: `http://127.0.0.1:${port}` };
 }
 
@@ -46,12 +45,12 @@ test('/metrics sums every worker under the names and labels of one process', asy
   const output: string[] = [];
   const { supervisor, url } = await startWorkers(output);
   try {
-    const pids = new Set<number>();
+    const threads = new Set<number>();
     for (let i = 0; i < 30; i++) {
       const response = await request(`${url}/${i % 3 === 0 ? 'a' : 'x'}`);
-      pids.add(((await response.body.json()) as { pid: number }).pid);
+      threads.add(((await response.body.json()) as { thread: number }).thread);
     }
-    assert.equal(pids.size, 2, 'both workers answered');
+    assert.equal(threads.size, 2, 'both workers answered');
     // The primary's own registry says the startup phases; the workers leave theirs out.
     const primary = new NodeMetrics();
     const { body, missingWorkers } = await aggregatedExposition(supervisor.calls, primary.registry, false);
@@ -85,14 +84,14 @@ test('log lines of every worker reach one output whole, even lines longer than a
   const { supervisor } = await startWorkers(output);
   try {
     const lines = 200;
-    const outcome = await supervisor.calls.call<number>('log', { lines, padBytes: 6_000 }, { onFailure: 'report' });
+    const outcome = await supervisor.calls.call('invalidate', { type: 'purge', url: `log:${lines}:6000` }, { onFailure: 'report' });
     assert.deepEqual(outcome.answers, [lines, lines]);
     const logged = (): Record<string, unknown>[] => output.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === 'line');
     const deadline = Date.now() + 20_000;
     while (logged().length < 2 * lines && Date.now() < deadline) await sleep(50);
     for (const line of output) assert.ok(line.endsWith('\n') && line.indexOf('\n') === line.length - 1, 'one line per write');
     const perWorker = new Map<unknown, number[]>();
-    for (const line of logged()) perWorker.set(line.worker_pid, [...(perWorker.get(line.worker_pid) ?? []), line.i as number]);
+    for (const line of logged()) perWorker.set(line.worker_thread, [...(perWorker.get(line.worker_thread) ?? []), line.i as number]);
     assert.equal(perWorker.size, 2);
     for (const indices of perWorker.values()) assert.deepEqual(indices, Array.from({ length: lines }, (_, i) => i));
   } finally {

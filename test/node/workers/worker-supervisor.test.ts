@@ -1,14 +1,13 @@
-// The worker supervisor with real worker processes (node:cluster) on one shared port: every worker
-// serves, a dead worker is forked again while the others serve, a crash loop backs off, stop ends
-// every worker (killing one that does not stop), and a call reaches every worker before it resolves
-// (a worker that hangs or fails is killed, one that exits is counted as gone). This process is the
-// primary; the workers run test/support/workers/test-worker.ts.
+// The worker supervisor with real worker threads on one shared port (SO_REUSEPORT): every worker
+// serves, a dead worker is started again while the others serve, a crash loop backs off, stop ends
+// every worker (terminating one that does not stop), and a call reaches every worker before it
+// resolves (a worker that hangs or fails is terminated, one that exits is counted as gone). This
+// thread is the main one; the workers run test/support/workers/test-worker.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { WorkerSupervisor, type WorkerSupervisorOptions } from '../../../src/node/workers/worker-supervisor.js';
@@ -16,7 +15,7 @@ import { createLogger } from '../../../src/observe/logger.js';
 import { LogCapture } from '../../support/svc-harness.js';
 import { freePort } from '../../support/free-port.js';
 
-const WORKER = fileURLToPath(new URL('../../support/workers/test-worker.js', import.meta.url));
+const WORKER = new URL('../../support/workers/test-worker.js', import.meta.url);
 
 interface Started {
   supervisor: WorkerSupervisor;
@@ -25,34 +24,39 @@ interface Started {
   output: string[];
 }
 
-async function startWorkers(options: Partial<WorkerSupervisorOptions> & { env?: Record<string, string> } = {}): Promise<Started> {
+async function startWorkers(options: Partial<WorkerSupervisorOptions> & { crashFile?: string; hangOnStop?: boolean } = {}): Promise<Started> {
   const port = await freePort();
   const logs = new LogCapture();
   const output: string[] = [];
-  const supervisor = await WorkerSupervisor.start({
+  const supervisor = new WorkerSupervisor({
     workers: 2,
-    exec: WORKER,
+    module: WORKER,
+    data: () => ({ port, crashFile: options.crashFile, hangOnStop: options.hangOnStop }),
     logger: createLogger({ destination: logs }),
     output: { write: (line) => void output.push(line) },
-    distribution: 'round-robin',
     backoff: { firstDelayMs: 20, maxDelayMs: 5_000, stableAfterMs: 60_000 },
     stopTimeoutMs: 3_000,
     ...options,
-    env: { TEST_PORT: String(port), ...options.env },
   });
+  await supervisor.start();
   return { supervisor, url: `http://127.0.0.1:${port}`, logs, output };
 }
 
-async function get(url: string): Promise<{ pid: number; cached: boolean }> {
+async function get(url: string): Promise<{ thread: number; cached: boolean }> {
   const response = await request(url);
-  return (await response.body.json()) as { pid: number; cached: boolean };
+  return (await response.body.json()) as { thread: number; cached: boolean };
 }
 
-/** The pids that answered `tries` requests, each on a new connection (the workers close them). */
-async function answeringPids(url: string, tries = 20): Promise<Set<number>> {
-  const pids = new Set<number>();
-  for (let i = 0; i < tries; i++) pids.add((await get(url)).pid);
-  return pids;
+/** The threads that answered `tries` requests, each on a new connection (the workers close them). */
+async function answeringThreads(url: string, tries = 20): Promise<Set<number>> {
+  const threads = new Set<number>();
+  for (let i = 0; i < tries; i++) threads.add((await get(url)).thread);
+  return threads;
+}
+
+/** Whether the supervisor still runs a worker on thread `id`. */
+function running(supervisor: WorkerSupervisor, id: number): boolean {
+  return supervisor.threadIds().includes(id);
 }
 
 async function until(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
@@ -63,52 +67,43 @@ async function until(condition: () => boolean, what: string, timeoutMs = 20_000)
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 test('every worker serves the one port, and stop ends them all', async () => {
   const { supervisor, url } = await startWorkers();
-  const pids = supervisor.pids() as number[];
+  const threads = supervisor.threadIds() as number[];
   assert.equal(supervisor.readyCount, 2);
-  assert.deepEqual(await answeringPids(url), new Set(pids));
+  assert.deepEqual(await answeringThreads(url), new Set(threads));
   await supervisor.stop();
-  await until(() => pids.every((pid) => !isAlive(pid)), 'the workers to exit');
+  assert.deepEqual(supervisor.threadIds(), [undefined, undefined]);
 });
 
-test('a worker that dies is forked again and logged, and the others serve meanwhile', async () => {
+test('a worker that dies is started again and logged, and the others serve meanwhile', async () => {
   const { supervisor, url, logs } = await startWorkers();
   try {
-    const [victim, survivor] = supervisor.pids() as [number, number];
-    process.kill(victim, 'SIGKILL');
+    const [victim, survivor] = supervisor.threadIds() as [number, number];
+    await supervisor.terminate(0);
     await until(() => supervisor.readyCount === 1, 'the dead worker to be noticed');
     // Until its replacement serves, every request is answered by the other worker.
-    assert.deepEqual(await answeringPids(url, 5), new Set([survivor]));
+    assert.deepEqual(await answeringThreads(url, 5), new Set([survivor]));
     await until(() => supervisor.readyCount === 2, 'the replacement to serve');
-    const replacement = supervisor.pids()[0];
+    const replacement = supervisor.threadIds()[0];
     assert.ok(replacement !== undefined && replacement !== victim);
-    assert.deepEqual(await answeringPids(url), new Set([replacement, survivor]));
-    const exited = logs.lines.find((line) => line.msg === 'data-plane worker exited: forking it again');
-    assert.equal(exited?.pid, victim);
-    assert.equal(exited?.signal, 'SIGKILL');
+    assert.deepEqual(await answeringThreads(url), new Set([replacement, survivor]));
+    const exited = logs.lines.find((line) => line.msg === 'data-plane worker exited: starting it again');
+    assert.equal(exited?.thread, victim);
+    assert.equal(exited?.code, 1);
     assert.equal(supervisor.restarts, 1);
   } finally {
     await supervisor.stop();
   }
 });
 
-test('a worker that keeps dying is forked again after a wait that doubles', async () => {
+test('a worker that keeps dying is started again after a wait that doubles', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'svc-workers-'));
   const crashFile = join(dir, 'crash');
-  const { supervisor, logs } = await startWorkers({ env: { TEST_CRASH_FILE: crashFile } });
+  const { supervisor, logs } = await startWorkers({ crashFile });
   try {
     await writeFile(crashFile, '');
-    process.kill(supervisor.pids()[0]!, 'SIGKILL');
+    await supervisor.terminate(0);
     const delays = (): number[] => logs.lines.filter((line) => line.worker === 0 && line.restart_in_ms !== undefined).map((line) => line.restart_in_ms as number);
     await until(() => delays().length >= 4, 'four restarts');
     assert.deepEqual(delays().slice(0, 4), [20, 40, 80, 160]);
@@ -121,11 +116,12 @@ test('a worker that keeps dying is forked again after a wait that doubles', asyn
   }
 });
 
-test('a worker that does not stop in time is killed', async () => {
-  const { supervisor } = await startWorkers({ env: { TEST_HANG_ON_STOP: '1' }, stopTimeoutMs: 500 });
-  const pids = supervisor.pids() as number[];
+test('a worker that does not stop in time is terminated', async () => {
+  const { supervisor } = await startWorkers({ hangOnStop: true, stopTimeoutMs: 500 });
+  const started = Date.now();
   await supervisor.stop();
-  await until(() => pids.every((pid) => !isAlive(pid)), 'the workers to be killed');
+  assert.ok(Date.now() - started < 5_000, 'stop ended after its timeout');
+  assert.deepEqual(supervisor.threadIds(), [undefined, undefined]);
 });
 
 test('a worker that exits before it serves fails the start', async () => {
@@ -133,7 +129,7 @@ test('a worker that exits before it serves fails the start', async () => {
   const crashFile = join(dir, 'crash');
   await writeFile(crashFile, '');
   try {
-    await assert.rejects(startWorkers({ env: { TEST_CRASH_FILE: crashFile } }), /exited before it served \(code 3\)/);
+    await assert.rejects(startWorkers({ crashFile }), /exited before it served \(code 3\)/);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -142,17 +138,17 @@ test('a worker that exits before it serves fails the start', async () => {
 test('a call resolves once every worker applied it: no worker answers from what was purged', async () => {
   const { supervisor, url } = await startWorkers();
   try {
-    assert.ok([...(await answeringPids(url, 4))].length === 2);
+    assert.ok([...(await answeringThreads(url, 4))].length === 2);
     for (let i = 0; i < 4; i++) assert.equal((await get(`${url}/a`)).cached, true);
-    const outcome = await supervisor.calls.call<number>('purge', '/a', { onFailure: 'kill' });
-    assert.deepEqual(new Set(outcome.answers), new Set(supervisor.pids()));
+    const outcome = await supervisor.calls.call('invalidate', { type: 'purge', url: '/a' }, { onFailure: 'terminate' });
+    assert.deepEqual(new Set(outcome.answers), new Set(supervisor.threadIds()));
     assert.deepEqual({ gone: outcome.gone, failed: outcome.failed }, { gone: 0, failed: [] });
     // Right after the answer, through every worker: never held any more.
     const seen = new Set<number>();
     for (let i = 0; i < 10; i++) {
       const answer = await get(`${url}/a`);
-      seen.add(answer.pid);
-      assert.equal(answer.cached, false, `worker ${answer.pid} still holds /a`);
+      seen.add(answer.thread);
+      assert.equal(answer.cached, false, `worker ${answer.thread} still holds /a`);
     }
     assert.equal(seen.size, 2);
     assert.equal((await get(`${url}/b`)).cached, true);
@@ -161,25 +157,25 @@ test('a call resolves once every worker applied it: no worker answers from what 
   }
 });
 
-test('a worker that does not answer in time, or fails, is killed: it may have missed the change', async () => {
+test('a worker that does not answer in time, or fails, is terminated: it may have missed the change', async () => {
   const { supervisor } = await startWorkers();
   try {
-    const before = supervisor.pids() as number[];
-    const hung = await supervisor.calls.call('hang', null, { onFailure: 'kill', timeoutMs: 300 });
+    const before = supervisor.threadIds() as number[];
+    const hung = await supervisor.calls.call('invalidate', { type: 'purge', url: 'hang' }, { onFailure: 'terminate', timeoutMs: 300 });
     assert.equal(hung.failed.length, 2);
-    assert.match(hung.failed[0]!.reason, /no answer to hang within 300 ms/);
-    await until(() => before.every((pid) => !isAlive(pid)), 'the workers that hung to be killed');
+    assert.match(hung.failed[0]!.reason, /no answer to invalidate within 300 ms/);
+    await until(() => before.every((id) => !running(supervisor, id)), 'the workers that hung to be terminated');
     await until(() => supervisor.readyCount === 2, 'their replacements');
-    const failing = supervisor.pids() as number[];
-    const failed = await supervisor.calls.call('fail', null, { onFailure: 'kill' });
-    assert.deepEqual(failed.failed.map((failure) => failure.reason), ['refused on purpose', 'refused on purpose']);
-    await until(() => failing.every((pid) => !isAlive(pid)), 'the workers that failed to be killed');
+    const failing = supervisor.threadIds() as number[];
+    const failed = await supervisor.calls.call('invalidate', { type: 'purge', url: 'fail' }, { onFailure: 'terminate' });
+    assert.deepEqual(failed.failed.map((failure) => failure.reason), ['internal: refused on purpose', 'internal: refused on purpose']);
+    await until(() => failing.every((id) => !running(supervisor, id)), 'the workers that failed to be terminated');
     await until(() => supervisor.readyCount === 2, 'their replacements');
     // Gathering figures only reports a worker that does not answer.
-    const reporting = supervisor.pids() as number[];
-    const reported = await supervisor.calls.call('hang', null, { onFailure: 'report', timeoutMs: 200 });
+    const reporting = supervisor.threadIds() as number[];
+    const reported = await supervisor.calls.call('invalidate', { type: 'purge', url: 'hang' }, { onFailure: 'report', timeoutMs: 200 });
     assert.equal(reported.failed.length, 2);
-    assert.ok(reporting.every(isAlive));
+    assert.ok(reporting.every((id) => running(supervisor, id)));
   } finally {
     await supervisor.stop();
   }
@@ -188,13 +184,13 @@ test('a worker that does not answer in time, or fails, is killed: it may have mi
 test('a worker that exits while a call waits for it is counted as gone', async () => {
   const { supervisor } = await startWorkers();
   try {
-    const [victim, other] = supervisor.pids() as [number, number];
-    const waiting = supervisor.calls.call('hang', null, { onFailure: 'report', timeoutMs: 3_000 });
-    process.kill(victim, 'SIGKILL');
+    const [, other] = supervisor.threadIds() as [number, number];
+    const waiting = supervisor.calls.call('invalidate', { type: 'purge', url: 'hang' }, { onFailure: 'report', timeoutMs: 3_000 });
+    await supervisor.terminate(0);
     const outcome = await waiting;
     assert.equal(outcome.gone, 1);
     assert.equal(outcome.failed.length, 1, 'the other worker, which hangs, is reported');
-    assert.ok(isAlive(other));
+    assert.ok(running(supervisor, other));
   } finally {
     await supervisor.stop();
   }

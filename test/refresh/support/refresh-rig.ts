@@ -1,6 +1,7 @@
 // The refresher wired as the node wires it, from real parts: a real hot store (and, when asked, a real
 // warm store in a temporary directory) behind a TieredCache, a real origin the test answers through a
 // real upstream pool, a prom-client registry, and a clock and timers the test moves by hand.
+import { createNodeLimitsMemory, nodeLimits } from '../../../src/node/node-limits.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -139,6 +140,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
     connections: 16,
     uploadConnections: 4,
     queueTimeoutMs: 2_000,
+    connectionCounts: nodeLimits(createNodeLimitsMemory(0), 0).connections,
   });
   const route: RefreshRoute = { label: ROUTE, pool, policy: {}, minHits: options.minHits ?? 2 };
   const registry = new Registry();

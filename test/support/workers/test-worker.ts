@@ -1,34 +1,45 @@
-// A data-plane worker for the supervisor's tests: an HTTP server on the shared port (TEST_PORT) that
-// answers with its pid and whether it still holds the path asked for, the real metrics of a node,
-// the real logger, and call handlers the tests drive (purge, hang, fail, log).
+// A data-plane worker thread for the supervisor's tests: an HTTP server on the shared port
+// (workerData.port, SO_REUSEPORT) that answers with its threadId and whether it still holds the path
+// asked for, the real metrics of a node, the real logger, and the main thread's calls as the tests
+// drive them: `invalidate` purges a path, except for the URLs `hang` (never answered), `fail` (throws)
+// and `log:<lines>:<padBytes>` (logs that many lines).
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { PrimaryChannel } from '../../../src/node/workers/primary-channel.js';
+import { threadId, workerData } from 'node:worker_threads';
+import { MainChannel } from '../../../src/node/workers/main-channel.js';
 import { answerMetricsCalls } from '../../../src/node/workers/worker-metrics.js';
 import { NodeMetrics } from '../../../src/observe/metrics.js';
-import { createLogger } from '../../../src/observe/logger.js';
+import { createLogger, LogOutput } from '../../../src/observe/logger.js';
 
-const channel = PrimaryChannel.open();
+interface TestWorkerData {
+  port: number;
+  crashFile?: string;
+  hangOnStop?: boolean;
+}
+
+const data = workerData as TestWorkerData;
+const channel = MainChannel.open();
 // A restarted worker that finds this file dies at once: the tests' crash loop.
-const crashFile = process.env.TEST_CRASH_FILE;
-if (crashFile !== undefined && existsSync(crashFile)) process.exit(3);
+if (data.crashFile !== undefined && existsSync(data.crashFile)) process.exit(3);
 
-const logger = createLogger();
+const output = new LogOutput('json', process.stdout);
+const logger = createLogger({ destination: output });
 const held = new Set(['/a', '/b', '/c']);
 const metrics = new NodeMetrics();
 answerMetricsCalls(channel, metrics.registry);
-channel.handle('purge', (path) => {
-  held.delete(path as string);
-  return process.pid;
-});
-channel.handle('hang', () => new Promise(() => undefined));
-channel.handle('fail', () => {
-  throw new Error('refused on purpose');
-});
-channel.handle('log', (payload) => {
-  const { lines, padBytes } = payload as { lines: number; padBytes: number };
-  for (let i = 0; i < lines; i++) logger.info({ worker_pid: process.pid, i, pad: 'x'.repeat(padBytes) }, 'line');
-  return lines;
+channel.handle('describe', () => `http://127.0.0.1:${data.port}`);
+channel.handle('invalidate', (invalidation) => {
+  if (invalidation.type !== 'purge') return 0;
+  const { url } = invalidation;
+  if (url === 'hang') return new Promise<number>(() => undefined);
+  if (url === 'fail') throw new Error('refused on purpose');
+  if (url.startsWith('log:')) {
+    const [, lines, padBytes] = url.split(':').map(Number) as [number, number, number];
+    for (let i = 0; i < lines; i++) logger.info({ worker_thread: threadId, i, pad: 'x'.repeat(padBytes) }, 'line');
+    return lines;
+  }
+  held.delete(url);
+  return threadId;
 });
 
 const server = createServer((request, response) => {
@@ -36,11 +47,11 @@ const server = createServer((request, response) => {
   const cached = held.has(path);
   metrics.observeRequest({ method: request.method ?? 'GET', status: 200, cacheResult: cached ? 'HIT' : 'MISS', source: cached ? 'hot' : 'origin', route: 'main', durationSeconds: 0.0003, bytesOut: 2, traceId: undefined });
   response.setHeader('connection', 'close');
-  response.end(JSON.stringify({ pid: process.pid, cached }));
+  response.end(JSON.stringify({ thread: threadId, cached }));
 });
 channel.onStop(async () => {
-  if (process.env.TEST_HANG_ON_STOP === '1') await new Promise(() => undefined);
+  if (data.hangOnStop) await new Promise(() => undefined);
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  logger.flush();
+  await new Promise<void>((resolve) => output.flush(() => resolve()));
 });
-server.listen(Number(process.env.TEST_PORT), '127.0.0.1', () => channel.reportReady());
+server.listen({ port: data.port, host: '127.0.0.1', reusePort: true }, () => channel.reportReady());

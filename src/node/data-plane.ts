@@ -1,0 +1,146 @@
+// The data plane one thread serves: routing and pools, the fill layer, the cache state machine and
+// the listener, over a cache and an invalidation engine the caller built. A single-thread node builds
+// one beside its control plane; a data-plane worker thread builds one alone (src/node/roles/).
+import type { Server } from 'node:http';
+import type { Config } from '../config/index.js';
+import type { TieredCache } from '../cache/tiered-cache.js';
+import type { CacheEntry } from '../cache/entry.js';
+import type { InvalidationEngine } from '../invalidation/create-invalidator.js';
+import { FillLayer } from '../fill/fill-layer.js';
+import { registerFillCounters } from '../fill/fill-counters.js';
+import { CacheFlow, type PeerFetch, type ServedHook } from '../proxy/cache-flow.js';
+import { createDataPlaneServer, type DataPlaneDeps } from '../proxy/data-plane-server.js';
+import type { SiblingRouting } from '../proxy/home-routing.js';
+import { createAccessLog, type AccessLog } from '../observe/access-log.js';
+import { createRequestTracer } from '../observe/tracing/create-tracer.js';
+import type { BatchLimits } from '../observe/tracing/otel-tracer.js';
+import type { Logger } from '../observe/logger.js';
+import type { NodeMetrics } from '../observe/metrics.js';
+import { createRejectionLog } from '../edge/rejections.js';
+import { TrustedProxies } from '../edge/trusted-proxies.js';
+import type { UpstreamPool } from '../upstream/upstream-pool.js';
+import { InFlightRequests } from './in-flight.js';
+import { close, listen } from './listeners.js';
+import { buildRouting, type NodeLimits, type Routing } from './routing.js';
+import type { Teardown } from './teardown.js';
+
+export interface DataPlaneOptions {
+  config: Config;
+  logger: Logger;
+  now: () => number;
+  metrics: NodeMetrics;
+  cache: TieredCache;
+  /** The store gate of fills and the lazy check of lookups. */
+  invalidator: InvalidationEngine;
+  isDraining: () => boolean;
+  /** Whether a stored entry may be served now (a clustered node catching up; ClusterNode.servable). */
+  servable?: ((entry: CacheEntry) => boolean) | undefined;
+  /** Strong mode's peer fetch. */
+  peer?: PeerFetch | undefined;
+  /** A data-plane thread of several: which requests the key's home thread answers (home-routing.ts). */
+  home?: SiblingRouting | undefined;
+  /** Told of every request answered from cache (background refresh). */
+  onServedFromCache?: ServedHook | undefined;
+  /** The node's limits on origin traffic, as this thread counts them (node-limits.ts). */
+  limits: NodeLimits;
+  /** The access log's key for hashed query strings, the node's (one for all its threads). */
+  accessLogKey?: Uint8Array | undefined;
+  tracingBatch?: Partial<BatchLimits> | undefined;
+  teardown: Teardown;
+}
+
+export interface DataPlane {
+  readonly fills: FillLayer;
+  readonly cacheFlow: CacheFlow;
+  readonly deps: DataPlaneDeps;
+  readonly accessLog: AccessLog;
+  readonly inFlight: InFlightRequests;
+  /** The routing at startup; a reload builds the next one from it. */
+  readonly routing: Routing;
+  /** Opens the listener on `address` (sharing its port with the node's other threads when `reusePort`). */
+  listen(address: string, reusePort: boolean): Promise<string>;
+  /** The listener of this thread's Unix socket, for what the node's other threads hand over (home-routing.ts). */
+  listenInternal(path: string): Promise<void>;
+}
+
+export async function buildDataPlane(options: DataPlaneOptions): Promise<DataPlane> {
+  const { config, logger, metrics, now, cache, invalidator, teardown } = options;
+  const fills = new FillLayer({
+    cache,
+    gate: invalidator,
+    now,
+    maxObjectBytes: config.max_object_bytes,
+    writeIdleTimeoutMs: config.client_write_idle_timeout,
+    counters: registerFillCounters(metrics.registry),
+  });
+  const routing = buildRouting(config, options.limits);
+  // Closed after the listener stops (teardown runs newest first); a reload may have replaced the first pools.
+  teardown.add(async () => {
+    await Promise.all([...deps.pools.values()].map((pool: UpstreamPool) => pool.close()));
+  });
+  // Shut down after the listener closed, so the last spans are sent.
+  const tracer = await createRequestTracer(config.tracing, {
+    registry: metrics.registry,
+    instanceId: config.cluster?.node_name,
+    batch: options.tracingBatch,
+  });
+  teardown.add(() => tracer.shutdown());
+  const cacheFlow = new CacheFlow({
+    cache,
+    fills,
+    now,
+    logger,
+    isInvalidated: (entry) => invalidator.isInvalidated(entry),
+    servable: options.servable,
+    peer: options.peer,
+    home: options.home,
+    onServedFromCache: options.onServedFromCache,
+  });
+  const accessLog = createAccessLog(logger, config.log.access_query, options.accessLogKey);
+  const inFlight = new InFlightRequests();
+  const deps: DataPlaneDeps = {
+    routes: routing.routes,
+    pools: routing.pools,
+    cacheFlow,
+    fills,
+    cache,
+    logger,
+    metrics,
+    accessLog,
+    inFlight,
+    tracer,
+    isDraining: options.isDraining,
+    smugglingRejected: metrics.smugglingRejected,
+    rejections: createRejectionLog('data', logger, metrics.edge.rejected),
+    limits: {
+      maxHeaderBytes: config.limits.max_header_bytes,
+      headerTimeoutMs: config.limits.header_timeout,
+      keepAliveTimeoutMs: config.limits.keep_alive_timeout,
+    },
+    bodyIdleTimeoutMs: config.limits.body_idle_timeout,
+    // svc's data plane speaks plain HTTP: a request's scheme is http unless a trusted proxy says https.
+    listenerScheme: 'http',
+    trustedProxies: new TrustedProxies(config.trusted_proxies),
+  };
+  const opened = async (server: Server, open: () => Promise<string>): Promise<string> => {
+    const url = await open();
+    teardown.add(() => close(server));
+    return url;
+  };
+  return {
+    fills,
+    cacheFlow,
+    deps,
+    accessLog,
+    inFlight,
+    routing,
+    listen: (address, reusePort) => {
+      const server = createDataPlaneServer(deps);
+      return opened(server, () => listen(server, 'data-plane', address, { reusePort }));
+    },
+    listenInternal: async (path) => {
+      const server = createDataPlaneServer(deps, options.home);
+      await opened(server, () => listen(server, 'internal', path, { reusePort: false }));
+    },
+  };
+}

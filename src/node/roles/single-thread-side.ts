@@ -1,0 +1,78 @@
+// The data side of a node that runs in one thread (`workers: 1`): the data plane is built here, beside
+// the control plane, over the same cache; background refresh runs on its fills.
+import { join } from 'node:path';
+import { BackgroundRefresher } from '../../refresh/background-refresher.js';
+import { buildDataPlane, type DataPlane } from '../data-plane.js';
+import { refreshSetup } from '../routing.js';
+import { createNodeLimitsMemory, nodeLimits } from '../node-limits.js';
+import { registryExposition } from '../workers/worker-metrics.js';
+import { DRAIN_TIMEOUT_MS, type ControlParts, type DataSide } from '../svc-node.js';
+
+export function singleThreadSide(): DataSide {
+  let plane: DataPlane | undefined;
+  let refresher: BackgroundRefresher | undefined;
+  let parts: ControlParts | undefined;
+  let dataUrl = '';
+  return {
+    replicas: undefined,
+    threads: undefined,
+    async build(control) {
+      parts = control;
+      const { firstConfig: config, cache, invalidator, cluster, teardown } = control;
+      const refreshes = refreshSetup(config).length > 0;
+      plane = await buildDataPlane({
+        config,
+        logger: control.logger,
+        now: control.now,
+        metrics: control.metrics,
+        cache,
+        invalidator,
+        isDraining: control.isDraining,
+        servable: cluster && ((entry) => cluster.servable(entry)),
+        peer: cluster?.peerFetcher,
+        onServedFromCache: refreshes ? (entry, request, route) => refresher?.onServedFromCache(entry, request, route) : undefined,
+        tracingBatch: control.options.tracingBatch,
+        limits: nodeLimits(createNodeLimitsMemory(0), 0),
+        teardown,
+      });
+      if (!refreshes) return;
+      refresher = new BackgroundRefresher({
+        cache,
+        routes: plane.routing.refreshRoutes,
+        registry: control.metrics.registry,
+        logger: control.logger,
+        now: control.now,
+        fills: plane.fills,
+        isInvalidated: (entry) => invalidator.isInvalidated(entry),
+        // What is popular is kept beside the warm tier, so it survives a restart as the entries do.
+        persistDirectory: config.warm ? join(config.warm.path, 'refresh') : undefined,
+      });
+      await refresher.start();
+      const started = refresher;
+      teardown.add(() => started.stop());
+    },
+    async start(onServingChange) {
+      dataUrl = await plane!.listen(parts!.firstConfig.listen, false);
+      onServingChange(1, 1);
+      return dataUrl;
+    },
+    freshEntry: (key, requestHeaders) => plane?.cacheFlow.freshEntry(key, requestHeaders),
+    dataPlaneFor: () => dataUrl,
+    drain: () => plane?.inFlight.idle(DRAIN_TIMEOUT_MS) ?? Promise.resolve(true),
+    reloaded: () => Promise.resolve(),
+    exposition: (own, openMetrics) => registryExposition(own, openMetrics),
+    metricsSource: (own) => own,
+    get refresher() {
+      return refresher;
+    },
+    // Hits are counted as they are served, in this thread.
+    gatherHits: () => Promise.resolve(),
+    reloadParts: () => ({
+      fills: plane!.fills,
+      peerFetcher: parts!.cluster?.peerFetcher,
+      dataPlane: plane!.deps,
+      routing: plane!.routing,
+      accessLog: plane!.accessLog,
+    }),
+  };
+}

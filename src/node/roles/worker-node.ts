@@ -1,0 +1,165 @@
+// A data-plane worker thread of a node: it serves the data-plane port (SO_REUSEPORT, beside the
+// node's other threads) from the node's one hot tier, reads the warm tier the main thread owns, and
+// answers on its own Unix socket what its sibling threads hand it (the keys it is home for,
+// home-routing.ts). It has no admin listener, cluster member or CDN propagation: those are the main
+// thread's, which calls it (thread-messages.ts) to apply invalidations, drain, reload and report.
+import { join } from 'node:path';
+import type { Registry } from 'prom-client';
+import type { Config } from '../../config/index.js';
+import type { Logger } from '../../observe/logger.js';
+import { NodeMetrics } from '../../observe/metrics.js';
+import { createHotStore, type HotMemory } from '../../store/hot-store.js';
+import { WarmReader } from '../../store/warm/warm-reader.js';
+import { TieredCache } from '../../cache/tiered-cache.js';
+import type { CacheEntry } from '../../cache/entry.js';
+import { createInvalidator, type InvalidationEngine } from '../../invalidation/create-invalidator.js';
+import { SiblingRouting, siblingSocket } from '../../proxy/home-routing.js';
+import { buildDataPlane } from '../data-plane.js';
+import { SharedClock } from '../shared-clock.js';
+import { Teardown } from '../teardown.js';
+import { pinTickObjectShape } from '../tick-object-shape.js';
+import { ConfigReloader } from '../reload/config-reloader.js';
+import { registerNodeReloadSteps } from '../reload/node-reload-steps.js';
+import { refreshSetup } from '../routing.js';
+import { nodeLimits, workerColumn } from '../node-limits.js';
+import { DRAIN_TIMEOUT_MS } from '../svc-node.js';
+import type { MainChannel } from '../workers/main-channel.js';
+import type { WorkerStart } from '../workers/data-plane-workers.js';
+import { WorkerWarmTier } from '../workers/worker-warm-tier.js';
+import { RelayedClusterMember } from '../workers/relayed-cluster-member.js';
+import { createWorkerPeerFetcher } from '../workers/worker-peer-fetcher.js';
+import { ServedReporter } from '../workers/served-reporter.js';
+
+export interface WorkerNode {
+  readonly dataUrl: string;
+  readonly invalidator: InvalidationEngine;
+  readonly registry: Registry;
+  readonly warm: WorkerWarmTier | undefined;
+  drain(): Promise<void>;
+  reload(next: Config): Promise<unknown>;
+  report(): void;
+  stop(): Promise<void>;
+}
+
+/** Slack beyond the origin's own timeouts before a home thread's silence is given up on. */
+const SIBLING_TIMEOUT_MARGIN_MS = 1_000;
+
+export async function startWorkerNode(start: WorkerStart & { slot: number }, channel: MainChannel, logger: Logger): Promise<WorkerNode> {
+  const teardown = new Teardown();
+  try {
+    return await openWorkerNode(start, channel, logger, teardown);
+  } catch (error) {
+    await teardown.run().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function openWorkerNode(start: WorkerStart & { slot: number }, channel: MainChannel, logger: Logger, teardown: Teardown): Promise<WorkerNode> {
+  const { config } = start;
+  let current = config;
+  const now = start.clock === undefined ? Date.now : new SharedClock(start.clock).now;
+  await pinTickObjectShape();
+  // The hot tier's figures are the main thread's to report: the tier is one, and a sum would count it per thread.
+  const metrics = new NodeMetrics();
+  // The warm tier is the main thread's, which opened it before starting this one: read here, written there.
+  const warm = config.warm ? new WorkerWarmTier(WarmReader.open(config.warm.path), (write) => channel.sendWarm(write)) : undefined;
+  if (warm) teardown.add(() => warm.close());
+  const hot = createHotStore({ maxBytes: config.hot_max_bytes, memory: start.hotMemory as HotMemory, onEvict: (entry) => cache.demote(entry) });
+  const cache = new TieredCache(hot, warm, warm && channel.warmJoined);
+  // What this thread checks its lookups and fills against; the main thread's engine keeps the journal
+  // (read here at start: the shared tiers may still hold what its bans and purges hide) and evicts.
+  const invalidator = createInvalidator({
+    cache,
+    logger,
+    now,
+    replayFrom: config.warm ? join(config.warm.path, 'invalidation') : undefined,
+    maxActiveBans: config.max_active_bans,
+    evictsEagerly: false,
+  });
+  await invalidator.start();
+  teardown.add(() => invalidator.stop());
+
+  const startedMs = now();
+  // A clustered node catching up serves nothing fetched before this thread started (ClusterNode.servable).
+  const servable = config.cluster ? (entry: CacheEntry): boolean => channel.caughtUp || entry.requestTimeMs >= startedMs : undefined;
+  const peer = config.cluster?.mode === 'strong' ? await relayedPeers(config, channel, metrics, now, () => dataUrl) : undefined;
+  if (peer) teardown.add(() => peer.close());
+  const responseTimeoutMs = Math.max(...config.pools.map((pool) => pool.connect_timeout + pool.response_timeout));
+  const home = new SiblingRouting({
+    slot: start.slot,
+    workers: start.workers,
+    directory: start.siblingDir,
+    token: start.siblingToken,
+    timeoutMs: responseTimeoutMs + SIBLING_TIMEOUT_MARGIN_MS,
+    now,
+  });
+  teardown.add(() => home.close());
+  const reporter = refreshSetup(config).length > 0 ? new ServedReporter((report) => channel.sendServed(report)) : undefined;
+  if (reporter) teardown.add(() => reporter.close());
+  let draining = false;
+  const plane = await buildDataPlane({
+    config,
+    logger,
+    now,
+    metrics,
+    cache,
+    invalidator,
+    isDraining: () => draining,
+    servable,
+    peer,
+    home,
+    onServedFromCache: reporter?.hook,
+    limits: nodeLimits(start.limits, workerColumn(start.slot)),
+    accessLogKey: start.accessLogKey,
+    tracingBatch: start.tracingBatch,
+    teardown,
+  });
+  await plane.listenInternal(siblingSocket(start.siblingDir, start.slot));
+  const dataUrl = await plane.listen(start.listen, true);
+
+  const reloader = new ConfigReloader();
+  registerNodeReloadSteps(reloader, {
+    logger,
+    env: process.env,
+    fills: plane.fills,
+    peerFetcher: peer,
+    dataPlane: plane.deps,
+    routing: plane.routing,
+    accessLog: plane.accessLog,
+  });
+  return {
+    dataUrl,
+    invalidator,
+    registry: metrics.registry,
+    warm,
+    drain: async () => {
+      draining = true;
+      await plane.inFlight.idle(DRAIN_TIMEOUT_MS);
+    },
+    reload: async (next) => {
+      const outcome = await reloader.reload(current, next);
+      current = next;
+      return outcome;
+    },
+    report: () => reporter?.flush(),
+    stop: () => teardown.run(),
+  };
+}
+
+/** Strong mode: the ring and the peers, reached through the main thread's cluster member. */
+async function relayedPeers(config: Config, channel: MainChannel, metrics: NodeMetrics, now: () => number, dataUrl: () => string): Promise<ReturnType<typeof createWorkerPeerFetcher>> {
+  const view = await channel.clusterView;
+  const member = new RelayedClusterMember(config.cluster!.node_name, (peer, peerChannel, body, timeoutMs) => channel.askPeer(peer, peerChannel, body, timeoutMs));
+  channel.onClusterView((next) => member.update(next));
+  return createWorkerPeerFetcher(
+    { member, hopToken: view.hopToken },
+    {
+      config: { ...config, cluster: config.cluster! },
+      metrics,
+      now,
+      dataPlaneUrl: dataUrl,
+      // A worker only asks owners; the main thread answers peers (from the shared tiers, or through a home thread).
+      freshEntry: () => undefined,
+    },
+  );
+}
