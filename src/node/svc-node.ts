@@ -333,7 +333,8 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     admitBan: (spec) => invalidator.admitBan(spec),
     cdnStatus: cdn ? () => cdn.status() : undefined,
     adminToken,
-    config: () => current,
+    // `workers` as it runs: the file's, or one per core when the file leaves it out.
+    config: () => ({ ...current, workers: threads }),
     stats: (url) => ({
       tiers: {
         hot: { entries: hot.entryCount, bytes: hot.byteCount, max_bytes: current.hot_max_bytes },

@@ -22,7 +22,7 @@ interface Proof {
 const EFFECTS: Record<string, Proof> = {
   listen: { file: 'test/node/serve-process.test.ts', title: 'serves from a config file and stops cleanly on SIGTERM' },
   hot_max_bytes: { file: 'test/proxy/single-node-caching.test.ts', title: 'a tiny hot_max_bytes evicts the least recently used entry' },
-  workers: { file: 'test/node/workers/one-cache.test.ts', title: 'the node runs the threads it is configured with' },
+  workers: { file: 'test/node/workers/one-cache.test.ts', title: 'the node runs the threads it is configured with, and says so' },
   max_object_bytes: { file: 'test/http-caching/cache-results.test.ts', title: 'a Content-Length over max_object_bytes: BYPASS' },
   stale_if_unreachable: { file: 'test/http-caching/rfc9111-4.2-freshness.test.ts', title: 'svc: stale_if_unreachable: 0 turns the default off' },
   client_write_idle_timeout: {

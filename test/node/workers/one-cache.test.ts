@@ -9,6 +9,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { startTestOrigin, type TestOrigin } from '../../support/test-origin.js';
 import { startSvc, type SvcUnderTest } from '../../support/svc-harness.js';
 import { fetchRaw, rawHttpGet } from '../../support/http.js';
@@ -53,10 +54,13 @@ for (const mode of [{ name: 'the defaults', config: {} }, { name: 'workers: 8', 
       await origin.close();
     });
 
-    test('the node runs the threads it is configured with', () => {
-      assert.equal(svc.node.workers, mode.config.workers ?? svc.node.workers);
+    test('the node runs the threads it is configured with, and says so', async () => {
+      assert.equal(svc.node.workers, mode.config.workers ?? availableParallelism());
       assert.ok(svc.node.workers > 1, 'this machine has more than one core');
       assert.equal(svc.node.dataPlaneThreads?.threadIds().filter((id) => id !== undefined).length, svc.node.workers);
+      const config = JSON.parse((await fetchRaw(`${svc.adminUrl}/v1/config`, { headers: AUTH })).body) as { workers: number };
+      assert.equal(config.workers, svc.node.workers, '/v1/config shows the threads that run');
+      assert.equal(svc.logs.lines.find((line) => line.msg === 'svc is serving')?.workers, svc.node.workers);
     });
 
     test('a stored response is a HIT on every later connection, and its Age grows', async () => {
