@@ -11,7 +11,7 @@ import { registerFillCounters } from '../fill/fill-counters.js';
 import { CacheFlow, type PeerFetch, type ServedHook } from '../proxy/cache-flow.js';
 import { createDataPlaneServer, type DataPlaneDeps } from '../proxy/data-plane-server.js';
 import type { SiblingRouting } from '../proxy/home-routing.js';
-import { createAccessLog, type AccessLog } from '../observe/access-log.js';
+import { createAccessLog, type AccessLog, type SharedAccessLog } from '../observe/access-log.js';
 import { createRequestTracer } from '../observe/tracing/create-tracer.js';
 import type { BatchLimits } from '../observe/tracing/otel-tracer.js';
 import type { Logger } from '../observe/logger.js';
@@ -43,8 +43,8 @@ export interface DataPlaneOptions {
   onServedFromCache?: ServedHook | undefined;
   /** The node's limits on origin traffic, as this thread counts them (node-limits.ts). */
   limits: NodeLimits;
-  /** The access log's key for hashed query strings, the node's (one for all its threads). */
-  accessLogKey?: Uint8Array | undefined;
+  /** What the node's threads share of the access log (its hash key, its sampling count). */
+  accessLog?: SharedAccessLog | undefined;
   tracingBatch?: Partial<BatchLimits> | undefined;
   teardown: Teardown;
 }
@@ -96,7 +96,7 @@ export async function buildDataPlane(options: DataPlaneOptions): Promise<DataPla
     home: options.home,
     onServedFromCache: options.onServedFromCache,
   });
-  const accessLog = createAccessLog(logger, config.log.access_query, options.accessLogKey);
+  const accessLog = createAccessLog(logger, config.log.access_query, options.accessLog);
   const inFlight = new InFlightRequests();
   const deps: DataPlaneDeps = {
     routes: routing.routes,

@@ -53,16 +53,26 @@ export function loggedPath(target: string, mode: AccessQueryMode, hashKey: Uint8
   return `${path}?hmac:${createHmac('sha256', hashKey).update(query).digest('hex').slice(0, HASH_HEX_DIGITS)}`;
 }
 
-/**
- * `hashKey`: the HMAC key of `hash` mode, drawn at random when not given; the threads of one node are
- * given the same, so that equal queries hash equally whichever thread logged them.
- */
-export function createAccessLog(logger: Logger, queryMode: AccessQueryMode = 'omit', hashKey: Uint8Array = randomBytes(32)): AccessLog {
-  let okSeen = 0;
+/** What the threads of one node share of their access logs, so that the node logs as one. */
+export interface SharedAccessLog {
+  /** The HMAC key of `hash` mode: equal queries hash equally whichever thread logged them. */
+  readonly hashKey: Uint8Array;
+  /** The node's count of 200 answers (one Int32), so that 1 in 100 is logged for the node. */
+  readonly okSeen: SharedArrayBuffer;
+}
+
+export function sharedAccessLog(): SharedAccessLog {
+  return { hashKey: randomBytes(32), okSeen: new SharedArrayBuffer(4) };
+}
+
+/** `shared`: the node's (sharedAccessLog), for a data-plane thread of several; one of its own otherwise. */
+export function createAccessLog(logger: Logger, queryMode: AccessQueryMode = 'omit', shared: SharedAccessLog = sharedAccessLog()): AccessLog {
+  const okSeen = new Int32Array(shared.okSeen);
+  const hashKey = shared.hashKey;
   let mode = queryMode;
   return {
     sampled(status) {
-      return status !== 200 || okSeen++ % OK_SAMPLE_EVERY === 0;
+      return status !== 200 || Atomics.add(okSeen, 0, 1) % OK_SAMPLE_EVERY === 0;
     },
     record(entry) {
       entry.path = loggedPath(entry.path, mode, hashKey);

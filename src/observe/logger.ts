@@ -48,7 +48,7 @@ export class LogOutput implements DestinationStream {
   constructor(format: LogFormat = 'json', stream?: NodeJS.WritableStream) {
     this.setFormat(format);
     if (stream !== undefined) {
-      this.#sink = { write: (line) => void stream.write(line), flush: (done) => void stream.write('', () => done?.()), destroy: () => undefined };
+      this.#sink = new BatchedStream(stream);
       return;
     }
     const destination = pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES, periodicFlush: FLUSH_EVERY_MS });
@@ -89,6 +89,45 @@ export class LogOutput implements DestinationStream {
     if (this.#abandoned) return;
     this.#abandoned = true;
     this.#sink.destroy();
+  }
+}
+
+/**
+ * Lines for a stream, gathered as the standard-output destination gathers them (BATCH_BYTES, at most
+ * FLUSH_EVERY_MS): a worker thread's stdout is a message to the main thread per write, which measured
+ * about 130 µs of the worker's CPU each.
+ */
+class BatchedStream implements Sink {
+  #lines: string[] = [];
+  #bytes = 0;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly stream: NodeJS.WritableStream) {}
+
+  write(line: string): void {
+    this.#lines.push(line);
+    this.#bytes += line.length;
+    if (this.#bytes >= BATCH_BYTES) this.#send();
+    else this.#timer ??= setTimeout(() => this.#send(), FLUSH_EVERY_MS).unref();
+  }
+
+  flush(done?: (error?: Error) => void): void {
+    this.#send();
+    this.stream.write('', () => done?.());
+  }
+
+  destroy(): void {
+    clearTimeout(this.#timer);
+    this.#lines = [];
+  }
+
+  #send(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#lines.length === 0) return;
+    this.stream.write(this.#lines.join(''));
+    this.#lines = [];
+    this.#bytes = 0;
   }
 }
 

@@ -26,6 +26,7 @@ import { passThrough } from './pass-through.js';
 import { sendProxyError, sendUpstreamFailure } from './respond.js';
 import { serveStored } from './stored-response.js';
 import { freshEntry, storedEntry } from './stored-lookup.js';
+import { RecordEntry } from '../store/shared-hot/hot-record.js';
 import type { HomeRouting } from './home-routing.js';
 
 /** Told of every request that found an entry stored and may be answered from it (background refresh). */
@@ -157,6 +158,8 @@ export class CacheFlow {
     switch (decision.action) {
       case 'fresh':
         serveStored(exchange, hit.entry, requestHeaders, 'HIT', hit.source, now);
+        // A plain hit is the entry's only reader: a large record's memory is reused once it is sent.
+        if (hit.entry instanceof RecordEntry) hit.entry.releaseWhenSent(exchange.response);
         return;
       case 'stale_acceptable':
         serveStored(exchange, hit.entry, requestHeaders, 'STALE', hit.source, now);

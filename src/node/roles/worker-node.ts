@@ -110,7 +110,7 @@ async function openWorkerNode(start: WorkerStart & { slot: number }, channel: Ma
     home,
     onServedFromCache: reporter?.hook,
     limits: nodeLimits(start.limits, workerColumn(start.slot)),
-    accessLogKey: start.accessLogKey,
+    accessLog: start.accessLog,
     tracingBatch: start.tracingBatch,
     teardown,
   });

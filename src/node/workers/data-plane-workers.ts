@@ -5,10 +5,10 @@
 // data-plane listener of its own: starting the workers, reaching every one of them for invalidations,
 // metrics, drain and reload, repairing the hot tier after a worker that died writing it, and stopping.
 // docs/decisions.md "Data-plane workers" says why threads, and what is shared.
-import { randomBytes } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config/index.js';
 import type { NodeLimitsMemory } from '../node-limits.js';
+import { sharedAccessLog, type SharedAccessLog } from '../../observe/access-log.js';
 import type { BatchLimits } from '../../observe/tracing/otel-tracer.js';
 import type { InvalidationReplicas, ReplicatedInvalidation } from '../../invalidation/invalidator.js';
 import type { Logger } from '../../observe/logger.js';
@@ -40,8 +40,8 @@ export interface WorkerStart {
   clock: SharedArrayBuffer | undefined;
   /** The node's counts of origin traffic (node-limits.ts). */
   limits: NodeLimitsMemory;
-  /** The access log's key for hashed query strings: one for the node. */
-  accessLogKey: Uint8Array;
+  /** What the threads share of the access log (hash key, sampling count). */
+  accessLog: SharedAccessLog;
   /** Tests only: the span export's batching (StartNodeOptions.tracingBatch). */
   tracingBatch: Partial<BatchLimits> | undefined;
 }
@@ -81,7 +81,7 @@ export class DataPlaneWorkers {
   #onServed: ((report: ServedReport) => void) | undefined;
   #listen: string;
   #onServingChange: (serving: number) => void = () => undefined;
-  readonly #accessLogKey = randomBytes(32);
+  readonly #accessLog = sharedAccessLog();
 
   constructor(
     options: DataPlaneWorkersOptions,
@@ -97,7 +97,7 @@ export class DataPlaneWorkers {
       siblingDir: options.siblingDir,
       siblingToken: options.siblingToken,
       limits: options.limits,
-      accessLogKey: this.#accessLogKey,
+      accessLog: this.#accessLog,
       tracingBatch: options.tracingBatch,
     });
     this.#supervisor = new WorkerSupervisor({

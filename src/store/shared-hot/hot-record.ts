@@ -14,6 +14,7 @@
 // 124  the ten parts in that order: strings in UTF-8 (lists joined by NUL), the head as the field
 //      lines Node writes (`name: value\r\n`, latin1), the body as it came.
 import type { CacheEntry } from '../../cache/entry.js';
+import { giveBack } from './record-buffers.js';
 
 export const RECORD = 0x52435653; // 'SVCR'
 
@@ -221,12 +222,25 @@ export class RecordEntry implements CacheEntry {
   #tags: readonly string[] | undefined;
   #route: string | undefined;
 
-  /** `record` holds one record from offset 0; `key`, when the reader knows it, spares a decode. */
+  /**
+   * `record` holds one record from offset 0; `key`, when the reader knows it, spares a decode;
+   * `pooled`: its memory is lent by record-buffers.ts, to be given back once the entry is sent.
+   */
   constructor(
     private readonly record: Buffer,
     key?: string,
+    private readonly pooled = false,
   ) {
     this.#key = key;
+  }
+
+  /**
+   * Gives the record's memory back for reuse once `response` is done, for a reader that holds the
+   * entry no longer than its answer (a plain hit). Nothing else may keep the entry then.
+   */
+  releaseWhenSent(response: { once(event: 'close', listener: () => void): unknown }): void {
+    if (!this.pooled) return;
+    response.once('close', () => giveBack(this.record));
   }
 
   /** The record's id: the same for every read of one stored record, different for any other. */

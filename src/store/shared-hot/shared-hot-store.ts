@@ -64,6 +64,7 @@ import {
   variantKeyAt,
 } from './hot-record.js';
 import { keyHash } from '../../shared-memory/key-hash.js';
+import { giveBack, takeBuffer } from './record-buffers.js';
 import { acquire, holder, release, takeOver } from '../../shared-memory/shared-lock.js';
 
 export interface SharedHotStoreOptions {
@@ -203,7 +204,7 @@ export class SharedHotStore implements HotStore {
   }
 
   *entries(): Generator<CacheEntry> {
-    for (const found of this.#walk((log, offset) => copyRecord(log, offset))) yield new RecordEntry(found);
+    for (const found of this.#walk((log, offset) => copyOf(log, offset, align(recordBytes(log, offset))).buffer)) yield new RecordEntry(found);
   }
 
   summaries(): Iterable<StoredSummary> {
@@ -253,7 +254,7 @@ export class SharedHotStore implements HotStore {
       const version = this.#evenVersion();
       if (version === undefined) return [];
       const log = logView(v);
-      let found: Buffer[] | undefined;
+      let found: { buffer: Buffer; pooled: boolean }[] | undefined;
       let foundSlots: number[] | undefined;
       for (let slot = hash & slotMask; slots[slot * SLOT_WORDS + SLOT_STATE] !== SLOT_EMPTY; slot = (slot + 1) & slotMask) {
         const base = slot * SLOT_WORDS;
@@ -265,10 +266,13 @@ export class SharedHotStore implements HotStore {
         (found ??= []).push(copyOf(log, offset, units * UNIT_BYTES));
         (foundSlots ??= []).push(slot);
       }
-      if (Atomics.load(ints, VERSION) !== version) continue;
+      if (Atomics.load(ints, VERSION) !== version) {
+        for (const copy of found ?? []) if (copy.pooled) giveBack(copy.buffer);
+        continue;
+      }
       if (found === undefined) return [];
       if (markUsed) for (const slot of foundSlots!) v.refs[slot] = 1;
-      const entries = found.map((record) => new RecordEntry(record, key));
+      const entries = found.map((copy) => new RecordEntry(copy.buffer, key, copy.pooled));
       // Most recently stored first: ids grow with every store, and a record moved keeps its id.
       if (entries.length > 1) entries.sort((a, b) => b.id - a.id);
       return entries;
@@ -446,7 +450,7 @@ export class SharedHotStore implements HotStore {
       log.copy(log, to, tail, tail + size);
       log.writeDoubleLE(f[LOGICAL_HEAD]! - size, to + LOGICAL);
     } else if (slot >= 0 && this.#onEvict !== undefined) {
-      evicted.push(new RecordEntry(copyOf(log, tail, size)));
+      evicted.push(new RecordEntry(copyOf(log, tail, size).buffer));
     }
     this.#begin();
     if (move) {
@@ -615,15 +619,11 @@ export class SharedHotStore implements HotStore {
   }
 }
 
-/** A private copy of `bytes` of the log from `offset`. */
-function copyOf(log: Buffer, offset: number, bytes: number): Buffer {
-  const copy = Buffer.allocUnsafe(bytes);
-  log.copy(copy, 0, offset, offset + bytes);
+/** A private copy of `bytes` of the log from `offset`; `pooled` when its memory goes back to record-buffers.ts. */
+function copyOf(log: Buffer, offset: number, bytes: number): { buffer: Buffer; pooled: boolean } {
+  const copy = takeBuffer(bytes);
+  log.copy(copy.buffer, 0, offset, offset + bytes);
   return copy;
-}
-
-function copyRecord(log: Buffer, offset: number): Buffer {
-  return copyOf(log, offset, align(recordBytes(log, offset)));
 }
 
 function checkedMaxBytes(maxBytes: number): number {
