@@ -1,7 +1,8 @@
-// Issue 22: `svc serve`'s 1 KiB HIT with `workers: 1` (one process) and `workers: 2` (a primary and
-// two data-plane workers sharing the port, the kernel handing out connections), each also with Node's
-// internals on the hit path switched off (SVC_NODE_INTERNALS=off), side by side in one run. Server CPU
-// counts the primary and its workers. How the port is shared was chosen by bench/listen-mechanisms.ts.
+// Issues 22 and 27: `svc serve`'s 1 KiB HIT with `workers: 1` (the data plane in the main thread) and
+// `workers: 2` (two data-plane threads listening on the port with reusePort, the kernel handing out
+// connections, one hot tier in shared memory), each also with Node's internals on the hit path switched
+// off (SVC_NODE_INTERNALS=off), side by side in one run. Server CPU is the process's, every thread counted.
+// How the port is shared was chosen by bench/listen-mechanisms.ts.
 //
 //   npm run build && node dist/bench/worker-scaling.js [--rounds 3] [--seconds 5] [--connections 64] [--bytes 1024]
 //
@@ -57,7 +58,7 @@ try {
     servers.push(server);
     const url = `http://127.0.0.1:${port}/hit`;
     await waitFor(`http://127.0.0.1:${19_300 + i * 10}/readyz`);
-    await waitFor(url); // fills the cache; wrk's warm-up fills every worker's
+    await waitFor(url); // fills the node's one cache
     targets.push({ name: variant.name, url, server });
   }
   runWrkRounds(targets, { rounds: Number(values.rounds), seconds: Number(values.seconds), connections: Number(values.connections) }, `${values.bytes}-byte HIT, Node ${process.version}`);
