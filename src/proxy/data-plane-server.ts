@@ -137,9 +137,8 @@ function handle(
 }
 
 /** Passes a request the cache does not answer to the origin; a successful unsafe one invalidates. */
-async function forward(deps: DataPlaneDeps, exchange: Exchange, pool: UpstreamPool, method: string): Promise<void> {
-  const answered = await passThrough(deps.fills, pool, exchange, exchange.request);
-  if (!answered) return;
-  const targets = invalidationTargets(method, answered.status, exchange.edge, headersFromIncoming(answered.headers));
-  for (const key of targets) deps.cache.delete(key);
+function forward(deps: DataPlaneDeps, exchange: Exchange, pool: UpstreamPool, method: string): Promise<void> {
+  return passThrough(deps.fills, pool, exchange, exchange.request, (status, headers) => {
+    for (const key of invalidationTargets(method, status, exchange.edge, headersFromIncoming(headers))) deps.cache.delete(key);
+  });
 }

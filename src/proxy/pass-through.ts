@@ -12,24 +12,16 @@ import { relayInformational } from './informational.js';
 import { guardBody, type GuardedBody } from './request-body.js';
 import { rejectRequest, sendUpstreamFailure } from './respond.js';
 
-export interface PassThroughResult {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-}
+/** The origin's answer, seen before any of it reaches the client. */
+export type OnOriginAnswer = (status: number, headers: Record<string, string | string[] | undefined>) => void;
 
 /**
- * Forwards the request as it came (body included) and relays the answer; undefined when it failed.
- * `cacheResult` says why the cache was not used: BYPASS, or MISS for a clustered node whose key's
- * owner could not answer (it fetched from the origin and, not owning the key, keeps no copy).
+ * Forwards the request as it came (body included) and relays the answer, as a BYPASS. `onAnswer` runs
+ * before the client is sent a byte: what it changes (an unsafe method's invalidation) is in place
+ * before the client, or any other, can ask again, whichever thread takes the next request.
  */
-export async function passThrough(
-  fills: FillLayer,
-  pool: UpstreamPool,
-  exchange: Exchange,
-  request: IncomingMessage,
-  cacheResult: 'BYPASS' | 'MISS' = 'BYPASS',
-): Promise<PassThroughResult | undefined> {
-  exchange.served(cacheResult, 'origin');
+export async function passThrough(fills: FillLayer, pool: UpstreamPool, exchange: Exchange, request: IncomingMessage, onAnswer?: OnOriginAnswer): Promise<void> {
+  exchange.served('BYPASS', 'origin');
   const hasBody = request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined;
   let body: GuardedBody | undefined;
   let answer: UpstreamResponse;
@@ -48,13 +40,14 @@ export async function passThrough(
     if (body?.timedOut()) {
       // The rest of the body will not be read: the connection cannot carry another request.
       rejectRequest(exchange, 408, 'body_idle_timeout', { close: true });
-      return undefined;
+      return;
     }
     sendUpstreamFailure(exchange, error, { close: hasBody });
-    return undefined;
+    return;
   }
+  onAnswer?.(answer.statusCode, answer.headers);
   const fields = withVia(responseFieldsFromOrigin(answer.headers));
-  fields.push('x-cache', cacheResult);
+  fields.push('x-cache', 'BYPASS');
   exchange.response.writeHead(answer.statusCode, fields);
   if (request.method === 'HEAD' || answer.statusCode === 204 || answer.statusCode === 304) {
     answer.body.resume();
@@ -62,7 +55,6 @@ export async function passThrough(
   } else {
     relay(fills, answer, exchange);
   }
-  return { status: answer.statusCode, headers: answer.headers };
 }
 
 /** Streams an answer's body to the one client it is for, through an unshared fill that never stores. */

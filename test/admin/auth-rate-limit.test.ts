@@ -41,10 +41,10 @@ describe('admin wrong-token rate limit', () => {
   test('failures and refusals are counted; log lines name the address, never a token', async () => {
     assert.equal(await metric('invalid_token'), 3);
     assert.ok((await metric('rate_limited')) >= 2);
-    const wrongLines = svc.logs.lines.filter((line) => line.msg === 'wrong admin token');
+    const wrongLines = await svc.logs.filter('the failures logged', (line) => line.msg === 'wrong admin token', 3);
     assert.equal(wrongLines.length, 3);
     assert.match(String(wrongLines[0]!.remote), /^127\.0\.0\.1:\d+$/);
     assert.ok(!svc.logs.text.some((line) => line.includes(WRONG) || line.includes(TOKEN)));
-    assert.ok(svc.logs.lines.some((line) => line.msg === 'rejected' && line.reason === 'auth_rate_limited'));
+    await svc.logs.find('the refusal logged', (line) => line.msg === 'rejected' && line.reason === 'auth_rate_limited');
   });
 });

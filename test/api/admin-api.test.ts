@@ -288,7 +288,7 @@ describe('admin token resolution order (spec §5)', () => {
       assert.equal(await status(svc, '/v1/stats', generated), 200);
       assert.equal(await status(svc, '/v1/stats', TOKEN), 401);
       assert.equal(await status(svc, '/v1/auth/check', generated), 404);
-      const mentions = svc.logs.lines.filter((line) => JSON.stringify(line).includes(generated));
+      const mentions = await svc.logs.filter('the token logged', (line) => JSON.stringify(line).includes(generated), 1);
       assert.equal(mentions.length, 1);
       assert.equal(mentions[0]!.level, 'warn');
     } finally {

@@ -83,7 +83,7 @@ describe('pending CDN purges', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(cdn.calls.length, 1, 'nothing sent after the refusal, no retry of it');
       assert.equal((await first.status()).pending, 2);
-      assert.equal(first.svc.logs.lines.find((line) => line.msg === 'CDN refused the token or zone: purges stay pending until the node restarts')?.level, 'warn');
+      assert.equal((await first.svc.logs.find('the refusal logged', (line) => line.msg === 'CDN refused the token or zone: purges stay pending until the node restarts')).level, 'warn');
       await first.stop();
 
       cdn.calls.length = 0;

@@ -178,9 +178,9 @@ describe('CDN propagation', () => {
     let metrics = await target.metrics();
     assert.equal(sample(metrics, 'svc_cdn_purge_total{operation="purge",status="error"}'), 1);
     assert.equal(sample(metrics, 'svc_cdn_purge_pending'), 1);
-    const logged = target.svc.logs.lines.find((line) => line.msg === 'CDN purge failed after retries: pending, tried again later');
-    assert.equal(logged?.level, 'error');
-    assert.deepEqual(logged?.values, [`${SITE}/outage`]);
+    const logged = await target.svc.logs.find('the failure logged', (line) => line.msg === 'CDN purge failed after retries: pending, tried again later');
+    assert.equal(logged.level, 'error');
+    assert.deepEqual(logged.values, [`${SITE}/outage`]);
 
     cdn.handle(() => OK);
     target.timers.fireHeld();
@@ -218,8 +218,8 @@ describe('CDN propagation', () => {
     assert.deepEqual(cdn.calls[1]!.body, { files: [`${SITE}/after`] });
     assert.deepEqual(target.timers.retryWaits(), []);
     assert.equal((await target.status()).last_error, 'the CDN API answered 400: bad request (code 1012)');
-    const warned = target.svc.logs.lines.find((line) => line.msg === 'CDN refused a purge: not retried');
-    assert.equal(warned?.level, 'warn');
+    const warned = await target.svc.logs.find('the refusal logged', (line) => line.msg === 'CDN refused a purge: not retried');
+    assert.equal(warned.level, 'warn');
     const metrics = await target.metrics();
     assert.equal(sample(metrics, 'svc_cdn_purge_total{operation="ban",status="error"}'), 1);
   });

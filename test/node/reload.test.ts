@@ -106,8 +106,7 @@ describe('configuration reload', () => {
     assert.deepEqual(outcome.changed, ['hot_max_bytes', 'log.access_query']);
     assert.ok(svc.node.cache.hot.byteCount <= 4_000, `hot tier holds ${svc.node.cache.hot.byteCount} bytes`);
     await fetchRaw(`${svc.dataUrl}/other/nf?secret=1`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.ok(svc.logs.lines.some((line) => line.msg === 'access' && line.path === '/other/nf?secret=1'));
+    await svc.logs.find('the access line with its query', (line) => line.msg === 'access' && line.path === '/other/nf?secret=1');
     original = JSON.parse(await readFile(svc.configFile!, 'utf8')) as Record<string, unknown>;
   });
 
@@ -133,7 +132,7 @@ describe('configuration reload', () => {
     );
     assert.equal(svc.node.config().listen, '127.0.0.1:0');
     assert.equal(svc.node.config().routes.length, 2, 'the routes of the refused file were not applied');
-    assert.ok(svc.logs.lines.some((line) => line.msg === 'configuration not reloaded: a change needs a restart, the running configuration stays'));
+    await svc.logs.find('the refusal logged', (line) => line.msg === 'configuration not reloaded: a change needs a restart, the running configuration stays');
 
     await assert.rejects(reloadWith({ routes: [{ name: 'main', pool: 'origin', refresh_before_expiry: true }] }), (error: unknown) => {
       assert.ok(error instanceof ReloadRefusedError);

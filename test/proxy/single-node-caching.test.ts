@@ -101,10 +101,10 @@ describe('single-node caching', () => {
       assert.equal(answer.status, 404);
       const requestId = /request id ([0-9a-f-]{36})/.exec(answer.body)?.[1];
       assert.ok(requestId, answer.body);
-      const line = other.logs.lines.find((logged) => logged.request_id === requestId);
-      assert.equal(line?.msg, 'rejected');
-      assert.equal(line?.reason, 'no_route');
-      assert.equal(line?.path, '/elsewhere');
+      const line = await other.logs.find('the line of the request', (logged) => logged.request_id === requestId);
+      assert.equal(line.msg, 'rejected');
+      assert.equal(line.reason, 'no_route');
+      assert.equal(line.path, '/elsewhere');
     } finally {
       await other.stop();
     }

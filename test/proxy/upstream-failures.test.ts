@@ -54,9 +54,9 @@ describe('upstream failures', () => {
       assert.doesNotMatch(answer.body, new RegExp(`${port}|127\\.0\\.0\\.1|refused|ECONN`));
       const requestId = /^svc: 502 Bad Gateway \(request id ([0-9a-f-]{36})\)\n$/.exec(answer.body)?.[1];
       assert.ok(requestId, answer.body);
-      const line = svc.logs.lines.find((logged) => logged.request_id === requestId);
-      assert.equal(line?.msg, 'request failed');
-      assert.match(String(line?.detail), new RegExp(`127\\.0\\.0\\.1:${port} refused`));
+      const line = await svc.logs.find('the line of the request', (logged) => logged.request_id === requestId);
+      assert.equal(line.msg, 'request failed');
+      assert.match(String(line.detail), new RegExp(`127\\.0\\.0\\.1:${port} refused`));
     } finally {
       await svc.stop();
     }

@@ -9,10 +9,29 @@ import { createLogger } from '../../src/observe/logger.js';
 import { startNode, type StartNodeOptions, type SvcNode } from '../../src/node/svc-node.js';
 import { SharedClock } from '../../src/node/shared-clock.js';
 import { checkAdminAnswers, stopCheckingAdminAnswers } from './openapi-conformance.js';
+import { eventually } from './eventually.js';
 
+type LogLine = Record<string, unknown>;
+
+/**
+ * The node's log lines as they arrive. Lines come in batches (src/observe/logger.ts), from every
+ * data-plane thread, a moment after the answer that caused them: a test that looks for a line caused by
+ * its last step waits for it with `find`/`filter`, and does not rely on the order threads' batches arrive.
+ */
 export class LogCapture extends Writable {
-  readonly lines: Record<string, unknown>[] = [];
+  readonly lines: LogLine[] = [];
   readonly text: string[] = [];
+
+  /** The first line `match` accepts, once it has arrived. */
+  async find(what: string, match: (line: LogLine) => boolean): Promise<LogLine> {
+    return (await eventually(what, () => this.lines.find(match), (line) => line !== undefined))!;
+  }
+
+  /** The lines `match` accepts, once there are at least `count`. */
+  async filter(what: string, match: (line: LogLine) => boolean, count: number): Promise<LogLine[]> {
+    return eventually(what, () => this.lines.filter(match), (lines) => lines.length >= count);
+  }
+
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
     for (const line of chunk.toString('utf8').split('\n')) {
       if (!line) continue;

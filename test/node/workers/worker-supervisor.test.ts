@@ -88,9 +88,9 @@ test('a worker that dies is started again and logged, and the others serve meanw
     const replacement = supervisor.threadIds()[0];
     assert.ok(replacement !== undefined && replacement !== victim);
     assert.deepEqual(await answeringThreads(url), new Set([replacement, survivor]));
-    const exited = logs.lines.find((line) => line.msg === 'data-plane worker exited: starting it again');
-    assert.equal(exited?.thread, victim);
-    assert.equal(exited?.code, 1);
+    const exited = await logs.find('the exit logged', (line) => line.msg === 'data-plane worker exited: starting it again');
+    assert.equal(exited.thread, victim);
+    assert.equal(exited.code, 1);
     assert.equal(supervisor.restarts, 1);
   } finally {
     await supervisor.stop();
