@@ -176,9 +176,11 @@ export class ClusterMember {
   /**
    * Joins the cluster through `seeds` (transport addresses; our own is skipped), resolving with how many
    * answered. While none answers it retries with back-off until `signal` aborts (JoinAbortedError).
+   * `onUnanswered` hears of each round no seed answered, with its number (1 for the first): a member
+   * whose seeds are not up yet may act as a cluster of one meanwhile.
    */
-  join(seeds: readonly Address[], options: { signal?: AbortSignal } = {}): Promise<number> {
-    return this.membership.join(seeds, options.signal);
+  join(seeds: readonly Address[], options: { signal?: AbortSignal; onUnanswered?: (round: number) => void } = {}): Promise<number> {
+    return this.membership.join(seeds, options.signal, options.onUnanswered);
   }
 
   /** Announces a graceful leave and waits (at most `timeoutMs`) for it to spread. Call `stop` after. */

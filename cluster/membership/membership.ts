@@ -1065,19 +1065,21 @@ export class Membership {
 
   /**
    * Joins through `seeds`: a push-pull with each, all at once; resolves with how many answered. While
-   * none answers it retries with exponential back-off until `signal` aborts.
+   * none answers it tells `onUnanswered` the round's number and retries with exponential back-off until
+   * `signal` aborts.
    */
-  async join(seeds: readonly Address[], signal?: AbortSignal): Promise<number> {
+  async join(seeds: readonly Address[], signal?: AbortSignal, onUnanswered?: (round: number) => void): Promise<number> {
     const targets = seeds.filter((seed) => seed !== this.self.address);
     if (targets.length === 0) return 0;
     let delayMs = this.config.joinRetryInitialMs;
-    for (;;) {
+    for (let round = 1; ; round++) {
       if (signal?.aborted) throw new JoinAbortedError({ cause: signal.reason });
       if (!this.running) throw new ClusterStoppedError('join');
       this.seeds = targets;
       const results = await Promise.allSettled(targets.map((seed) => this.pushPull(seed, signal, true)));
       const answered = results.filter((r) => r.status === 'fulfilled').length;
       if (answered > 0) return answered;
+      onUnanswered?.(round);
       await this.wait(delayMs, signal);
       delayMs = Math.min(delayMs * 2, this.config.joinRetryMaxMs);
     }

@@ -6,8 +6,8 @@
 //
 // Until a node has caught up once after starting, it is `catching up`: readiness says so and its data
 // plane serves nothing it cached before it started (it goes to the owner or the origin instead). It has
-// caught up when a peer's log has been merged, or when it is alone: no seed to join and nothing cached,
-// or no peer in sight for a while.
+// caught up when a peer's log has been merged, or when it is alone: no seed to join (or none answers
+// the join) and nothing cached, or no peer in sight for a while.
 //
 // A peer's log reaches back to its coverage (the 24 h window, its bound in URLs, or its own life). A
 // node that was away since before that coverage cannot learn all it missed: it distrusts every entry
@@ -127,6 +127,15 @@ export class CatchUp {
       if (!this.options.holdsEntries()) void this.finishAlone('no seed to join and nothing cached');
       else this.aloneTimer = this.options.clock.setTimer(ALONE_AFTER_MS, () => void this.finishAlone(`no peer in ${ALONE_AFTER_MS / 1000} s`));
     }
+  }
+
+  /**
+   * No seed answered the join: the node is the cluster until one does. With nothing cached it has
+   * nothing to distrust, so it has caught up; with entries it waits for a peer, as after a restart.
+   */
+  noSeedAnswered(): void {
+    if (this.options.holdsEntries()) return;
+    this.finishAlone('no seed answered and nothing cached').catch((error: unknown) => this.options.onError?.(error));
   }
 
   stop(): void {

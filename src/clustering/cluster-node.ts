@@ -48,6 +48,21 @@ export interface ClusterNodeOptions {
   now: () => number;
 }
 
+/**
+ * How long a node waits for a seed to answer its first join before it takes itself to be the cluster
+ * (a cold start: its seeds are not up yet). Refused seeds fail the first round within milliseconds; this
+ * bounds seeds whose hosts do not answer at all (a connect waits up to 2 s), so a first node is ready
+ * within about a second of its start (issue 28 item 4).
+ */
+export const FIRST_JOIN_WAIT_MS = 1_000;
+/**
+ * Join retries while no seed has answered: every second at most, not the library's back-off to 30 s, so
+ * a node joins within about a second of a seed coming up. It costs one push-pull per seed per second,
+ * and only while the node has no peer (memberlist leaves retries to its caller; serf retries every 30 s
+ * by default, which would keep two halves of a cold-started cluster apart for that long).
+ */
+export const JOIN_RETRY_MAX_MS = 1_000;
+
 /** Cluster-wide ids: 96 random bits, 16 characters. */
 function newInvalidationId(): string {
   return randomBytes(12).toString('base64url');
@@ -164,6 +179,7 @@ export class ClusterNode {
       // Spec §1.4: every node runs one mode. One that runs the other is a drift and owns no keys, so no
       // request of this cluster is routed to a cache that keys and invalidates differently.
       ringMembers: (member) => member.metadata.mode === cluster.mode,
+      config: { joinRetryMaxMs: JOIN_RETRY_MAX_MS },
       onListenerError: (error) => options.logger.warn({ err: error }, 'cluster listener failed'),
     });
     built.node = new ClusterNode(member, options, log, fileStore, clusterTransport);
@@ -194,7 +210,7 @@ export class ClusterNode {
 
   /** Starts the member (ring_build), then joins through the seeds in the background (join). */
   async start(): Promise<void> {
-    const { readiness, config, logger } = this.options;
+    const { readiness, config } = this.options;
     this.reportSecurity();
     readiness.expect('cluster_joined', 'joining the cluster');
     readiness.expect('cluster_caught_up', 'catching up with the invalidations made while this node was away');
@@ -218,14 +234,32 @@ export class ClusterNode {
       readiness.set('cluster_joined', true, 'first node: no seed to join');
       return;
     }
+    this.joinInBackground(seeds);
+  }
+
+  /**
+   * Joins through `seeds` in the background, retrying until one answers. A node that no seed answers at
+   * once (a cold start: they are not up yet) is the cluster until one does: joined, and caught up if it
+   * holds nothing cached, rather than unready for as long as the retries take.
+   */
+  private joinInBackground(seeds: readonly string[]): void {
+    const { readiness, logger } = this.options;
+    const joined = (): boolean => readiness.detail().some((c) => c.name === 'cluster_joined' && c.ready);
+    const alone = (): void => {
+      clearTimeout(firstJoinWait);
+      if (joined()) return;
+      readiness.set('cluster_joined', true, `no seed of ${seeds.length} has answered yet: this node is the cluster until one does, and keeps joining`);
+      logger.info({ seeds }, 'no seed answered the join: this node is the cluster until one does');
+      this.sync.catchUp.noSeedAnswered();
+    };
+    const firstJoinWait = setTimeout(alone, FIRST_JOIN_WAIT_MS).unref();
     void readiness
-      .phase('join', () => this.member.join(seeds))
+      .phase('join', () => this.member.join(seeds, { onUnanswered: alone }))
       .then((answered) => {
-        if (!readiness.detail().some((c) => c.name === 'cluster_joined' && c.ready)) {
-          readiness.set('cluster_joined', true, `joined through ${answered} of ${seeds.length} seeds`);
-        }
+        if (!joined()) readiness.set('cluster_joined', true, `joined through ${answered} of ${seeds.length} seeds`);
       })
-      .catch((error: unknown) => logger.warn({ err: error }, 'cluster join stopped'));
+      .catch((error: unknown) => logger.warn({ err: error }, 'cluster join stopped'))
+      .finally(() => clearTimeout(firstJoinWait));
   }
 
   /**

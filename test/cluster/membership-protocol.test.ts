@@ -142,14 +142,18 @@ describe('membership on the simulator', () => {
     assert.ok(reborn.localMember.incarnation >= 1);
   });
 
-  test('join retries with back-off until a seed answers, and stops when aborted', async () => {
+  test('join retries with back-off until a seed answers, telling of each round none answered, and stops when aborted', async () => {
     const cluster = await simCluster(1, { seed: 'join-retry' });
     const early = await cluster.add('early');
-    const joined = early.join(['late-seed']);
+    const unanswered: number[] = [];
+    const joined = early.join(['late-seed'], { onUnanswered: (round) => unanswered.push(round) });
     await cluster.run(5000);
+    // Rounds at about 0, 1 and 3 s (back-off 1 s, then 2 s); the next is due at 7 s.
+    assert.deepEqual(unanswered, [1, 2, 3]);
     const seed = await cluster.add('late-seed');
     await cluster.run(20_000);
     assert.equal(await joined, 1);
+    assert.deepEqual(unanswered, [1, 2, 3], 'the round that reached the seed is not one');
     assert.equal(seed.member('early')?.state, 'alive');
 
     const lonely = await cluster.add('lonely');

@@ -1,5 +1,6 @@
 // Issue 16 item 1, with real `svc serve` processes: a cluster is authenticated by default. A forged
-// datagram, a forged peer request and a rogue join are each refused and counted; a client cannot steer
+// datagram, a forged peer request and a rogue join are each refused and counted (a peer request on any
+// `/v1/peer/*` path with 401 and the admin API's JSON error body, issue 28 item 5); a client cannot steer
 // a request past its owner with the internal hop header; without a secret a clustered node refuses to
 // start unless told in writing to run open, and then it says so. The same forgeries against a cluster
 // run open (`cluster.insecure`) succeed, which is what the defaults prevent.
@@ -15,9 +16,13 @@ import { fileURLToPath } from 'node:url';
 import { createClusterMember, JoinAbortedError, sealTransport } from '../../cluster/index.js';
 import { encodeMessage } from '../../cluster/codec/message-codec.js';
 import { WIRE_VERSION } from '../../cluster/codec/messages.js';
-import { createUdpTransport } from '../../transports/udp/index.js';
+import { BROADCASTS_CHANNEL, PUSH_PULL_CHANNEL } from '../../cluster/membership/membership.js';
+import { channelPath, createUdpTransport } from '../../transports/udp/index.js';
 import { encodeBatch } from '../../src/clustering/gossip-batches.js';
 import { encodeInvalidation } from '../../src/clustering/invalidation-message.js';
+import { INVALIDATION_CHANNELS, PULL_CHANNEL } from '../../src/clustering/invalidation-delivery.js';
+import { CATCH_UP_CHANNEL } from '../../src/clustering/catch-up.js';
+import { PEER_FETCH_CHANNEL } from '../../src/clustering/peer-fetcher.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvcCluster, clusterAdmin, pathsOwnedBy, CLUSTER_TOKEN, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
 import { fetchRaw, header } from '../support/http.js';
@@ -25,6 +30,9 @@ import { freePort } from '../support/free-port.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const SITE = 'shop.example';
+const REJECTED_REQUESTS = /^svc_cluster_auth_rejected_total\{path="request"\} (\d+)/m;
+/** Every channel a strong-mode node serves as `/v1/peer/<channel>`: the spec's and the internal ones (docs/decisions.md). */
+const PEER_CHANNELS = [PEER_FETCH_CHANNEL, ...Object.values(INVALIDATION_CHANNELS), PULL_CHANNEL, CATCH_UP_CHANNEL, PUSH_PULL_CHANNEL, BROADCASTS_CHANNEL];
 
 async function get(node: ClusterNodeProcess, path: string, headers: Record<string, string> = {}) {
   return fetchRaw(`${node.dataUrl}${path}`, { headers: { host: SITE, ...headers } });
@@ -57,10 +65,14 @@ async function sendDatagram(address: string, datagram: Buffer): Promise<void> {
   socket.close();
 }
 
-/** POST /v1/peer/purge on a node's cluster port, in the clear. */
-async function forgedPeerPurge(node: ClusterNodeProcess, path: string, id: string): Promise<number> {
-  const body = Buffer.from(encodeInvalidation({ id, at: Date.now(), type: 'ban', path_regex: `^${path}` }));
-  return (await fetchRaw(`http://${node.clusterAddress}/v1/peer/purge`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body })).status;
+/** POST /v1/peer/<channel> on a node's cluster port, in the clear. */
+function forgedPeerRequest(node: ClusterNodeProcess, channel: string, body: Buffer) {
+  return fetchRaw(`http://${node.clusterAddress}${channelPath(channel)}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body });
+}
+
+/** A ban of `path` as a member would send it on /v1/peer/purge, in the clear. */
+function forgedPeerPurge(node: ClusterNodeProcess, path: string, id: string) {
+  return forgedPeerRequest(node, INVALIDATION_CHANNELS.purge, Buffer.from(encodeInvalidation({ id, at: Date.now(), type: 'ban', path_regex: `^${path}` })));
 }
 
 /** Caches `path` at its owner (asked through `node`) and checks it is a HIT there. */
@@ -108,16 +120,31 @@ describe('a cluster with the default config (a shared secret)', () => {
     const [a] = cluster.nodes as [ClusterNodeProcess];
     const path = await pathOwnedBy(a, 'a', 'request');
     const body = await cached(a, path);
-    assert.notEqual(await forgedPeerPurge(a, path, 'forged-request'), 200);
+    assert.equal((await forgedPeerPurge(a, path, 'forged-request')).status, 401);
     await settle();
     assert.equal((await get(a, path)).body, body);
     assert.equal(((await admin(a, '/v1/stats')).bans as { active: number }).active, 0);
-    assert.ok((await metric(a, /^svc_cluster_auth_rejected_total\{path="request"\} (\d+)/m)) >= 1);
+    assert.ok((await metric(a, REJECTED_REQUESTS)) >= 1);
+  });
+
+  test('every /v1/peer/* path answers a request without the cluster seal 401 with the JSON error body, and counts it', async () => {
+    const [a] = cluster.nodes as [ClusterNodeProcess];
+    const before = await metric(a, REJECTED_REQUESTS);
+    for (const channel of PEER_CHANNELS) {
+      const answer = await forgedPeerRequest(a, channel, Buffer.from('{"forged":true}'));
+      assert.equal(answer.status, 401, `${channel}: ${answer.body}`);
+      assert.match(header(answer, 'content-type') ?? '', /^application\/json/, channel);
+      assert.equal(header(answer, 'www-authenticate'), 'Sealed realm="cluster"', channel);
+      assert.deepEqual(JSON.parse(answer.body), {
+        error: { code: 'cluster_auth_rejected', message: `a request on ${channel} is not sealed with a key of this cluster` },
+      });
+    }
+    assert.equal(await metric(a, REJECTED_REQUESTS), before + PEER_CHANNELS.length, 'each refusal counted once');
   });
 
   test('a process without the secret, or with another one, cannot join', async () => {
     const [a] = cluster.nodes as [ClusterNodeProcess];
-    const before = await metric(a, /^svc_cluster_auth_rejected_total\{path="request"\} (\d+)/m);
+    const before = await metric(a, REJECTED_REQUESTS);
     for (const secret of [undefined, Buffer.alloc(32, 0x42)]) {
       const udp = createUdpTransport({ bind: '127.0.0.1:0' });
       const transport = secret === undefined ? udp : sealTransport(udp, { secrets: [secret] });
@@ -131,7 +158,7 @@ describe('a cluster with the default config (a shared secret)', () => {
     }
     const peers = JSON.parse((await fetchRaw(`${a.adminUrl}/v1/cluster/peers`)).body) as { name: string }[];
     assert.deepEqual(peers.map((p) => p.name).sort(), ['a', 'b']);
-    assert.ok((await metric(a, /^svc_cluster_auth_rejected_total\{path="request"\} (\d+)/m)) > before);
+    assert.ok((await metric(a, REJECTED_REQUESTS)) > before);
     const ready = JSON.parse((await fetchRaw(`${a.adminUrl}/readyz?detail=1`)).body) as { conditions: { name: string; ready: boolean; reason: string }[] };
     const authenticated = ready.conditions.find((c) => c.name === 'cluster_authenticated');
     assert.equal(authenticated?.ready, true);

@@ -1,12 +1,15 @@
 // The server side of the reliable path: a Node request listener for `/v1/peer/*`. The transport
 // runs it on its own HTTP(S) listener, or svc's admin server mounts it. Request bodies are bounded
-// (413 beyond). A handler's failure answers 500 with a fixed text, so nothing of the handler's error
-// (which may name internal state) leaves the node.
+// (413 beyond). Every refusal answers the admin API's error shape, `{"error":{"code","message"}}`
+// (spec §4.1 lists these paths with the admin API). A request the cluster secret's seal does not
+// authenticate answers 401; any other failure of a handler answers 500 with a fixed message, so
+// nothing of the handler's error (which may name internal state) leaves the node.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type { Address, RequestHandler } from '../../cluster/transport.js';
+import { UnauthenticatedRequestError } from '../../cluster/index.js';
 import { announcedLength, BodyTooLargeError, readBody } from '../shared/read-body.js';
 import { formatAddress, parseAddress } from './address.js';
 import { channelOfPath, FROM_HEADER } from './peer-paths.js';
@@ -25,16 +28,23 @@ export function isAuthorizedTlsPeer(socket: Socket): boolean {
   return socket instanceof TLSSocket && socket.authorized;
 }
 
-function reply(response: ServerResponse, status: number, text: string, close = false): void {
+/**
+ * RFC 9110 §15.5.2: a 401 names the scheme that would be accepted. The credential is the seal of the
+ * body under the cluster secret, which no registered scheme describes; the name says what is missing.
+ */
+const SEALED_CHALLENGE = 'Sealed realm="cluster"';
+
+function reply(response: ServerResponse, status: number, code: string, message: string, close = false): void {
   if (response.headersSent) {
     response.destroy();
     return;
   }
-  const body = Buffer.from(text, 'utf8');
+  const body = Buffer.from(JSON.stringify({ error: { code, message } }), 'utf8');
   response.writeHead(status, {
-    'content-type': 'text/plain; charset=utf-8',
+    'content-type': 'application/json; charset=utf-8',
     'content-length': body.byteLength,
     ...(status === 405 ? { allow: 'POST' } : {}),
+    ...(status === 401 ? { 'www-authenticate': SEALED_CHALLENGE } : {}),
     // An unread oversized or unauthorized body is not worth draining: close the connection instead.
     ...(close ? { connection: 'close' } : {}),
   });
@@ -71,18 +81,18 @@ export class PeerServer {
   }
 
   private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    if (this.stopped) return reply(response, 503, 'cluster transport stopped');
+    if (this.stopped) return reply(response, 503, 'transport_stopped', 'the cluster transport is stopped');
     if (this.options.requireAuthorizedTls && !isAuthorizedTlsPeer(request.socket)) {
-      return reply(response, 403, 'a client certificate from the cluster CA is required', true);
+      return reply(response, 403, 'client_certificate_required', 'a client certificate from the cluster CA is required', true);
     }
     const channel = channelOfPath(request.url ?? '');
-    if (channel === null) return reply(response, 404, 'not a peer path');
-    if (request.method !== 'POST') return reply(response, 405, 'peer requests are POST');
+    if (channel === null) return reply(response, 404, 'not_found', 'not a peer path');
+    if (request.method !== 'POST') return reply(response, 405, 'method_not_allowed', 'peer requests are POST');
     const handler = this.options.handlers.get(channel);
-    if (handler === undefined) return reply(response, 404, `no handler for channel ${channel}`);
+    if (handler === undefined) return reply(response, 404, 'not_found', `no handler for channel ${channel}`);
     const length = announcedLength(request.headers['content-length']);
     const maxBytes = this.options.maxRequestBodyBytes;
-    if (length !== null && length > maxBytes) return reply(response, 413, `request body exceeds ${maxBytes} bytes`, true);
+    if (length !== null && length > maxBytes) return reply(response, 413, 'payload_too_large', `request body exceeds ${maxBytes} bytes`, true);
 
     const controller = new AbortController();
     this.serving.add(controller);
@@ -95,15 +105,17 @@ export class PeerServer {
     try {
       body = await readBody(request, length, maxBytes);
     } catch (error) {
-      if (error instanceof BodyTooLargeError) return reply(response, 413, `request body exceeds ${maxBytes} bytes`, true);
+      if (error instanceof BodyTooLargeError) return reply(response, 413, 'payload_too_large', `request body exceeds ${maxBytes} bytes`, true);
       throw error;
     }
     let answer: Uint8Array;
     try {
       answer = await handler(callerAddress(request), body, controller.signal);
-    } catch {
+    } catch (error) {
       if (controller.signal.aborted) return void response.destroy();
-      return reply(response, 500, `the handler for ${channel} failed`);
+      // Refused and counted by the sealed transport; the caller is told why, not that we failed.
+      if (error instanceof UnauthenticatedRequestError) return reply(response, 401, 'cluster_auth_rejected', error.message);
+      return reply(response, 500, 'internal', `the handler for ${channel} failed`);
     }
     if (this.stopped || controller.signal.aborted) return void response.destroy();
     response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': answer.byteLength });
