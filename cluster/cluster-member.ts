@@ -218,6 +218,14 @@ export class ClusterMember {
     return this.membership.member(name)?.snapshot();
   }
 
+  /**
+   * The last known view, self excluded: every member that has not left, live or failed (a failed member
+   * is remembered for reconnectTimeoutMs). A majority, a lease, "every member" are counted against it.
+   */
+  view(): string[] {
+    return this.membership.viewNames();
+  }
+
   /** Publishes new metadata (bounded by config.maxMetadataBytes) with a bumped incarnation. */
   setMetadata(metadata: Metadata): void {
     this.membership.setMetadata(checkMetadata(metadata, this.config.maxMetadataBytes));

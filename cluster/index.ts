@@ -25,6 +25,8 @@ export type { MembershipConfig } from './membership/config.js';
 export type { RingView } from './ring/ownership-ring.js';
 export { DEFAULT_RING_VNODES, OwnershipRing } from './ring/ownership-ring.js';
 export { fanOut, fanOutOutcomeOf } from './fanout.js';
+export { LEASE_CHANNEL, LeaseKeeper, majorityOf } from './lease.js';
+export type { LeaseMember, LeaseOptions } from './lease.js';
 export type { FanOutOptions, FanOutOutcome, FanOutResult } from './fanout.js';
 export {
   BroadcastTooLargeError,

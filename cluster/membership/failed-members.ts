@@ -46,6 +46,11 @@ export class FailedMembers {
     }
   }
 
+  /** The names of the failed members still remembered. */
+  names(): IterableIterator<string> {
+    return this.byName.keys();
+  }
+
   /** One failed member chosen uniformly at random, if any. */
   pick(random: Random): FailedMember | undefined {
     if (this.byName.size === 0) return undefined;

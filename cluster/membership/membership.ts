@@ -70,6 +70,8 @@ export interface MembershipEvents {
   fail: MemberInfo;
   suspect: MemberInfo;
   update: MemberInfo;
+  /** Another member suspected this one, or declared it dead: it refuted, but may have missed what others did meanwhile. */
+  accused: { readonly state: 'suspect' | 'dead'; readonly incarnation: number };
 }
 
 export interface MembershipCounters {
@@ -306,6 +308,19 @@ export class Membership {
 
   records(): IterableIterator<MemberRecord> {
     return this.members.values();
+  }
+
+  /**
+   * Every member that has not left, self excluded: live ones, dead ones still in the table, and dead ones
+   * reaped but still remembered for reconnect (reconnectTimeoutMs). What a majority is counted against:
+   * a member that failed may be on the other side of a partition, not gone.
+   */
+  viewNames(): string[] {
+    this.failed.expire(this.clock.now());
+    const names = new Set<string>();
+    for (const member of this.members.values()) if (member !== this.self && member.state !== 'left') names.add(member.name);
+    for (const name of this.failed.names()) names.add(name);
+    return [...names];
   }
 
   liveNames(): string[] {
@@ -768,14 +783,14 @@ export class Membership {
         return;
       }
       case 'suspect':
-        if (message.name === this.self.name) this.answerAccusation(from, message.incarnation);
+        if (message.name === this.self.name) this.answerAccusation(from, 'suspect', message.incarnation);
         this.handleSuspect(message);
         return;
       case 'alive':
         this.handleAlive(message);
         return;
       case 'dead':
-        if (message.name === this.self.name) this.answerAccusation(from, message.incarnation);
+        if (message.name === this.self.name) this.answerAccusation(from, 'dead', message.incarnation);
         this.handleDead(message);
         return;
       case 'user':
@@ -916,7 +931,7 @@ export class Membership {
     }
     if (member.state !== 'alive') return;
     if (member === this.self) {
-      if (!this.leaving) this.refute(message.incarnation);
+      if (!this.leaving) this.refuteAccusation('suspect', message.incarnation);
       return;
     }
     this.broadcastMembership(member.name, message);
@@ -944,7 +959,7 @@ export class Membership {
     if (member === undefined || message.incarnation < member.incarnation) return;
     if (member.state === 'dead' || member.state === 'left') return;
     if (member === this.self) {
-      if (!this.leaving) this.refute(message.incarnation);
+      if (!this.leaving) this.refuteAccusation('dead', message.incarnation);
       return;
     }
     const now = this.clock.now();
@@ -971,10 +986,16 @@ export class Membership {
    * out and declare us dead. Our current alive therefore goes straight back to the sender, once per
    * accusation received, right after the refutation (if this accusation needs one) has been made.
    */
-  private answerAccusation(from: Address, accusedIncarnation: number): void {
+  private answerAccusation(from: Address, state: 'suspect' | 'dead', accusedIncarnation: number): void {
     if (this.leaving || from === this.self.address) return;
-    if (accusedIncarnation >= this.self.incarnation) this.refute(accusedIncarnation);
+    if (accusedIncarnation >= this.self.incarnation) this.refuteAccusation(state, accusedIncarnation);
     this.send(from, encodeMessage(this.selfAlive()));
+  }
+
+  /** Refutes an accusation and tells the owner of the member, which may have missed what others did meanwhile. */
+  private refuteAccusation(state: 'suspect' | 'dead', accusedIncarnation: number): void {
+    this.refute(accusedIncarnation);
+    this.events.emit('accused', { state, incarnation: accusedIncarnation });
   }
 
   /** Answers an accusation about ourselves with an incarnation above it (SWIM 4.2). */

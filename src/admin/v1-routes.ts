@@ -101,8 +101,9 @@ async function rejectingInvalidUrl<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** What the cluster's fan-out did, in a strong-mode cluster (see responses.ts). */
-function fanOutFields(result: InvalidationResult): { peers_confirmed?: number; peers_missed?: number } {
-  return result.peers === undefined ? {} : { peers_confirmed: result.peers.confirmed, peers_missed: result.peers.missed };
+function fanOutFields(result: InvalidationResult): { peers_confirmed?: number; peers_missed?: number; peers_missed_names?: string[] } {
+  if (result.peers === undefined) return {};
+  return { peers_confirmed: result.peers.confirmed, peers_missed: result.peers.missed, peers_missed_names: result.peers.missedNames };
 }
 
 export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {

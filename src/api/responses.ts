@@ -15,11 +15,12 @@ export type ErrorResponse = v.InferOutput<typeof errorResponseSchema>;
 export const STATUS = { purged: 'purged', banned: 'banned', refreshed: 'refreshed', ok: 'ok' } as const;
 
 /**
- * In a strong-mode cluster, what the HTTP fan-out of an invalidation did (issue 16): peers that
- * confirmed they applied it, and peers that did not answer within cluster.peer_timeout (gossip and
- * catch-up still bring it to them). Absent on a single node and in eventual mode.
+ * In a strong-mode cluster, what the HTTP fan-out of an invalidation did (issues 16, 28), counted
+ * against every member of the view when it was accepted: peers that confirmed they applied it, and the
+ * rest (no answer within cluster.peer_timeout, suspect or dead; gossip and catch-up still bring it to
+ * them), named in `peers_missed_names` (the first 16, sorted). Absent on a single node and in eventual mode.
  */
-const fanOutFields = { peers_confirmed: v.optional(count), peers_missed: v.optional(count) };
+const fanOutFields = { peers_confirmed: v.optional(count), peers_missed: v.optional(count), peers_missed_names: v.optional(v.array(v.string())) };
 
 /**
  * `count`: stored variants removed across both tiers, 0 when the URL matched nothing; `keys`: the

@@ -30,6 +30,8 @@ export const SYNC_INTERVAL_MS = 10_000;
  * with a random member every 30 s.
  */
 export const ALONE_AFTER_MS = 30_000;
+/** How often a node catching up again asks a live peer, until one answers. */
+const AGAIN_EVERY_MS = 2_000;
 /** URLs per catch-up answer: about 500 KB of JSON. */
 const PAGE_WEIGHT = 5_000;
 /** Minutes one catch-up request may name: a day's worth. */
@@ -104,6 +106,7 @@ export class CatchUp {
   private readonly pulling = new Set<string>();
   private syncTimer: TimerHandle | undefined;
   private aloneTimer: TimerHandle | undefined;
+  private againTimer: TimerHandle | undefined;
   private stopped = false;
 
   constructor(private readonly options: CatchUpOptions) {}
@@ -140,7 +143,25 @@ export class CatchUp {
 
   stop(): void {
     this.stopped = true;
-    for (const timer of [this.syncTimer, this.aloneTimer]) if (timer !== undefined) this.options.clock.clearTimer(timer);
+    for (const timer of [this.syncTimer, this.aloneTimer, this.againTimer]) if (timer !== undefined) this.options.clock.clearTimer(timer);
+  }
+
+  /**
+   * The node may have missed invalidations since it caught up (it lost its lease, was paused, was
+   * declared dead): it is catching up again until a peer's log is merged, asking a live peer now and
+   * every AGAIN_EVERY_MS until one answers.
+   */
+  again(): void {
+    if (this.stopped) return;
+    this.caught = false;
+    if (this.againTimer !== undefined) this.options.clock.clearTimer(this.againTimer);
+    const ask = (): void => {
+      this.againTimer = undefined;
+      if (this.caught || this.stopped) return;
+      this.reconcileWithAPeer();
+      this.againTimer = this.options.clock.setTimer(AGAIN_EVERY_MS, ask);
+    };
+    ask();
   }
 
   /** This node's part of a push-pull exchange: who it is, how far back its log reaches, its digest. */

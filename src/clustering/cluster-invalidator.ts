@@ -3,7 +3,7 @@
 // delivery, which takes it to the other nodes as the cluster mode says. Invalidations that arrive from
 // other nodes are applied to the local engine only, never sent on again.
 import type { BanSpec, BatchResult, InvalidationOrigin, Invalidator, InvalidationResult, UrlInvalidationResult } from '../invalidation/invalidator.js';
-import type { ClusterMode, InvalidationDelivery } from './invalidation-delivery.js';
+import type { ClusterMode, InvalidationDelivery, PublishReport } from './invalidation-delivery.js';
 import type { InvalidationMessage } from './invalidation-message.js';
 
 /**
@@ -27,6 +27,11 @@ export interface ClusterInvalidatorOptions {
    * the operation still succeeded here, and catch-up takes it to the others once the log has it.
    */
   onPublishError?: (error: unknown) => void;
+  /**
+   * Strong mode: members of the view the fan-out did not reach. Resolves once none of them can still
+   * hold a lease (cluster/lease.ts), so that when the answer comes no member serves what it covers.
+   */
+  outlastLeases?: (missed: readonly string[], message: InvalidationMessage) => Promise<void>;
 }
 
 export class ClusterInvalidator implements Invalidator {
@@ -45,13 +50,16 @@ export class ClusterInvalidator implements Invalidator {
    * the fan-out did (strong mode) instead.
    */
   private async publish<R extends InvalidationResult>(result: R, message: InvalidationMessage): Promise<R> {
+    let report: PublishReport;
     try {
-      const report = await this.options.delivery.publish(message);
-      return this.options.mode === 'strong' ? { ...result, peers: report } : result;
+      report = await this.options.delivery.publish(message);
     } catch (error) {
       this.options.onPublishError?.(error);
-      return this.options.mode === 'strong' ? { ...result, peers: { confirmed: 0, missed: 0 } } : result;
+      return this.options.mode === 'strong' ? { ...result, peers: { confirmed: 0, missed: 0, missedNames: [] } } : result;
     }
+    if (this.options.mode !== 'strong') return result;
+    if (report.allMissed.length > 0) await this.options.outlastLeases?.(report.allMissed, message);
+    return { ...result, peers: { confirmed: report.confirmed, missed: report.missed, missedNames: report.missedNames } };
   }
 
   async purge(url: string): Promise<UrlInvalidationResult> {

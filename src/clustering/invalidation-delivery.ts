@@ -19,6 +19,8 @@ export type DeliveryPath = 'local' | 'http' | 'gossip' | 'catchup';
 /** What delivery needs of a cluster member (the library's ClusterMember has it all). */
 export interface DeliveryMember {
   readonly localMember: { readonly name: string };
+  /** Every member that has not left, live or failed, self excluded: what a fan-out is counted against. */
+  view(): string[];
   /** Largest payload one gossip broadcast carries. */
   readonly maxBroadcastBytes: number;
   fanOut(channel: string, body: Uint8Array, options: FanOutOptions): Promise<FanOutResult[]>;
@@ -82,11 +84,21 @@ function channelOf(type: InvalidationKind): string {
   return INVALIDATION_CHANNELS.purge;
 }
 
+/** Names of missed peers an answer lists; the count is always whole. */
+export const MISSED_NAMES_SHOWN = 16;
+
 export interface PublishReport {
-  /** Peers the HTTP path reached (strong mode), or 0. */
+  /** Members of the view the HTTP path reached (strong mode), or 0. */
   confirmed: number;
-  /** Peers the HTTP path did not reach; gossip still carries the invalidation to them. */
+  /**
+   * Members of the view when the invalidation was accepted that the HTTP path did not reach: live ones
+   * that failed to answer, and suspect or dead ones it did not try. Gossip and catch-up still carry it.
+   */
   missed: number;
+  /** The first MISSED_NAMES_SHOWN of them, sorted. */
+  missedNames: string[];
+  /** All of them (for the lease wait and the log). */
+  allMissed: string[];
 }
 
 /** Batches announced by one origin that this node still has to fetch. */
@@ -152,12 +164,14 @@ export class InvalidationDelivery {
     await this.options.log.add(message);
     const { member, mode, counters } = this.options;
     this.gossip(message);
-    if (mode === 'eventual') return { confirmed: 0, missed: 0 };
+    if (mode === 'eventual') return { confirmed: 0, missed: 0, missedNames: [], allMissed: [] };
+    const view = member.view();
     counters.http(message.type);
     const results = await member.fanOut(channelOf(message.type), encodeInvalidation(message), { timeoutMs: this.httpTimeoutMs });
-    const missed = results.filter((result) => result.outcome !== 'ok');
-    for (const result of missed) counters.failure(message.type, result.outcome);
-    return { confirmed: results.length - missed.length, missed: missed.length };
+    for (const result of results) if (result.outcome !== 'ok') counters.failure(message.type, result.outcome);
+    const confirmed = new Set(results.filter((result) => result.outcome === 'ok').map((result) => result.member.name));
+    const allMissed = view.filter((name) => !confirmed.has(name)).sort();
+    return { confirmed: confirmed.size, missed: allMissed.length, missedNames: allMissed.slice(0, MISSED_NAMES_SHOWN), allMissed };
   }
 
   /**

@@ -236,6 +236,14 @@ const clusterSchema = object({
     '1s',
   ),
   /**
+   * How long a node's contact with a majority of its view lasts (cluster/lease.ts): in strong mode a
+   * node serves from its cache only while it holds one. 8 s: twice the failure detector's suspicion
+   * timeout for a cluster of up to 10 members (4 × log10(10) × the 1 s probe interval), so a member
+   * is declared suspect well within it, and short enough that a strong purge that misses a member
+   * waits at most this long before it answers.
+   */
+  lease: v.optional(v.pipe(duration('how long contact with a majority of the cluster lasts'), v.minValue(400, expected('a duration of at least 400ms, like "8s"'))), '8s'),
+  /**
    * No default: only the operator can share a secret among the nodes. Secret. Authenticates and
    * encrypts every path of every transport (packets, requests, peer fetch); a list rotates secrets:
    * the first seals, every one opens (docs/security.md). Without it, a clustered node refuses to start

@@ -42,10 +42,11 @@ export interface InvalidationResult {
    */
   count: number;
   /**
-   * In a strong-mode cluster, what the HTTP fan-out to the other nodes did: peers that confirmed
-   * they applied it, and peers that did not answer in time (gossip and catch-up still bring it).
+   * In a strong-mode cluster, what the HTTP fan-out to the other nodes did, counted against every
+   * member of the view when the operation was accepted: peers that confirmed they applied it, and the
+   * rest (suspect, dead or silent: gossip and catch-up still bring it), with their names (capped).
    */
-  peers?: { confirmed: number; missed: number };
+  peers?: { confirmed: number; missed: number; missedNames: string[] };
 }
 
 /** A purge or refresh of one URL. */

@@ -63,7 +63,7 @@ describe('invalidation delivery', () => {
     const startMs = h.cluster.clock.now();
     const result = await at(h, () => h.nodes.life(0).invalidator.purge('http://a.example/x'));
     await h.cluster.clock.runFor(10_000);
-    assert.deepEqual(result.peers, { confirmed: 5, missed: 0 });
+    assert.deepEqual(result.peers, { confirmed: 5, missed: 0, missedNames: [] });
     const applied = h.applied.filter((a) => a.type === 'purge');
     assert.deepEqual(applied.map((a) => a.node).sort(), [1, 2, 3, 4, 5], 'every other node applied it once although it came by both paths');
     assert.ok(applied.every((a) => a.path === 'http' && a.atMs - startMs < 1_000));
@@ -77,7 +77,7 @@ describe('invalidation delivery', () => {
     const result = await at(h, () => h.nodes.life(0).invalidator.ban({ surrogate_key: 'product-1' }));
     await h.cluster.clock.runFor(2_000);
     assert.deepEqual(appliedBy(h, (a) => a.type === 'ban'), [1, 2, 3]);
-    assert.deepEqual(result.peers, { confirmed: 3, missed: 1 });
+    assert.deepEqual(result.peers, { confirmed: 3, missed: 1, missedNames: [h.cluster.names[4]!] });
     assert.equal(h.counted.failures.length, 1);
     assert.match(h.counted.failures[0]!, /^ban:(timeout|refused)$/);
   });
@@ -87,7 +87,7 @@ describe('invalidation delivery', () => {
     const result = await at(h, () => h.nodes.life(2).invalidator.refresh('http://a.example/refresh-me'));
     await h.cluster.clock.runFor(500);
     assert.deepEqual(appliedBy(h, (a) => a.type === 'refresh'), [0, 1, 3, 4]);
-    assert.deepEqual(result.peers, { confirmed: 4, missed: 0 });
+    assert.deepEqual(result.peers, { confirmed: 4, missed: 0, missedNames: [] });
   });
 
   test('eventual: gossip alone brings a purge to every node within 5 s, once each', async () => {

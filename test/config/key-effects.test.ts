@@ -123,6 +123,7 @@ const EFFECTS: Record<string, Proof> = {
   'cluster.transport': { file: 'test/e2e/cluster-libp2p.test.ts', title: 'two nodes over libp2p form one cluster, and a purge at one reaches the other' },
   'cluster.join': { file: 'test/e2e/cluster-strong.test.ts', title: 'peers are listed by the API with state, mode and ring share' },
   'cluster.peer_timeout': { file: 'test/e2e/cluster-paused-owner.test.ts', title: 'costs a request at most about the peer timeout, and a purge fan-out no more' },
+  'cluster.lease': { file: 'test/e2e/cluster-paused-owner.test.ts', title: 'costs a request at most about the peer timeout, and a purge fan-out no more' },
   'cluster.secret': { file: 'test/e2e/cluster-security.test.ts', title: 'a process without the secret, or with another one, cannot join' },
   'cluster.insecure': { file: 'test/e2e/cluster-security.test.ts', title: 'says so: an ERROR at startup and a readiness condition, without leaving rotation' },
   'cluster.tls': { file: 'test/transports/udp-security.test.ts', title: 'a peer with a certificate from another CA is refused, in both directions' },

@@ -96,6 +96,7 @@ describe('defaults', () => {
       transport: 'udp',
       join: [],
       peer_timeout: 1000,
+      lease: 8000,
       insecure: true,
     });
   });
@@ -149,6 +150,7 @@ describe('a file setting every key', () => {
     assert.equal(config.cluster?.transport, 'libp2p');
     assert.equal(config.cluster?.libp2p?.data_dir, '/var/lib/svc/libp2p');
     assert.equal(config.cluster?.peer_timeout, 500);
+    assert.equal(config.cluster?.lease, 6000);
     assert.deepEqual(config.cluster?.secret, ['c3ZjLWZ1bGwteWFtbC1jbHVzdGVyLXNlY3JldC0wMDE=', 'c3ZjLWZ1bGwteWFtbC1jbHVzdGVyLXNlY3JldC0wMDI=']);
     assert.equal(config.tracing.sampling_rate, 0.25);
     assert.equal(config.cdn?.timeout, 10_000);

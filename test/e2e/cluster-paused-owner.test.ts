@@ -30,13 +30,13 @@ function resume(node: ClusterNodeProcess): void {
   node.child!.kill('SIGCONT');
 }
 
-describe('a paused owner, default peer timeout (1 s)', () => {
+describe('a paused owner, default peer timeout (1 s), a 2 s lease', () => {
   let origin: TestOrigin;
   let cluster: SvcCluster;
 
   before(async () => {
     origin = await startTestOrigin((request) => ({ headers: { 'cache-control': 'max-age=600' }, body: `${request.url}` }));
-    cluster = await startSvcCluster({ names: ['a', 'b', 'c'], mode: 'strong', originUrl: origin.url });
+    cluster = await startSvcCluster({ names: ['a', 'b', 'c'], mode: 'strong', originUrl: origin.url, clusterKeys: 'lease: 2s' });
   });
   after(async () => {
     for (const node of cluster?.nodes ?? []) if (node.child?.exitCode === null) resume(node);
@@ -65,9 +65,11 @@ describe('a paused owner, default peer timeout (1 s)', () => {
       );
       t.diagnostic(`strong purge with a paused peer: ${purge.ms} ms, ${purge.value.body}`);
       assert.equal(purge.value.status, 200);
-      const answer = JSON.parse(purge.value.body) as { peers_confirmed: number; peers_missed: number };
+      const answer = JSON.parse(purge.value.body) as { peers_confirmed: number; peers_missed: number; peers_missed_names: string[] };
       assert.equal(answer.peers_confirmed + answer.peers_missed, 2);
-      assert.ok(purge.ms < 4_000, `the fan-out waited ${purge.ms} ms`);
+      assert.deepEqual(answer.peers_missed_names, answer.peers_missed === 1 ? ['b'] : []);
+      // The answer waits for the fan-out (the peer timeout) and, b missed, for b's lease to run out.
+      assert.ok(purge.ms < 1_000 + 2_000 + 2_000, `the purge waited ${purge.ms} ms (peer timeout 1 s, lease 2 s)`);
     } finally {
       resume(b);
     }

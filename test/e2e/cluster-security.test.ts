@@ -13,7 +13,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createClusterMember, JoinAbortedError, sealTransport } from '../../cluster/index.js';
+import { createClusterMember, JoinAbortedError, LEASE_CHANNEL, sealTransport } from '../../cluster/index.js';
 import { encodeMessage } from '../../cluster/codec/message-codec.js';
 import { WIRE_VERSION } from '../../cluster/codec/messages.js';
 import { BROADCASTS_CHANNEL, PUSH_PULL_CHANNEL } from '../../cluster/membership/membership.js';
@@ -32,7 +32,7 @@ const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const SITE = 'shop.example';
 const REJECTED_REQUESTS = /^svc_cluster_auth_rejected_total\{path="request"\} (\d+)/m;
 /** Every channel a strong-mode node serves as `/v1/peer/<channel>`: the spec's and the internal ones (docs/decisions.md). */
-const PEER_CHANNELS = [PEER_FETCH_CHANNEL, ...Object.values(INVALIDATION_CHANNELS), PULL_CHANNEL, CATCH_UP_CHANNEL, PUSH_PULL_CHANNEL, BROADCASTS_CHANNEL];
+const PEER_CHANNELS = [PEER_FETCH_CHANNEL, ...Object.values(INVALIDATION_CHANNELS), PULL_CHANNEL, CATCH_UP_CHANNEL, LEASE_CHANNEL, PUSH_PULL_CHANNEL, BROADCASTS_CHANNEL];
 
 async function get(node: ClusterNodeProcess, path: string, headers: Record<string, string> = {}) {
   return fetchRaw(`${node.dataUrl}${path}`, { headers: { host: SITE, ...headers } });

@@ -74,7 +74,7 @@ describe('strong mode cluster', () => {
     // C is not the owner and keeps no copy: it removed nothing itself (count 0), and names both schemes' keys.
     assert.deepEqual(
       purge.json,
-      { status: 'purged', count: 0, keys: [`https://${SITE}${path}`, `http://${SITE}${path}`], peers_confirmed: 2, peers_missed: 0 },
+      { status: 'purged', count: 0, keys: [`https://${SITE}${path}`, `http://${SITE}${path}`], peers_confirmed: 2, peers_missed: 0, peers_missed_names: [] },
       'the answer says both peers confirmed',
     );
     for (const node of [a, b, c]) assert.equal((await get(node, path)).body, `${path} v2`, `${node.name} no longer serves v1`);

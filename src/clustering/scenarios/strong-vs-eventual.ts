@@ -15,7 +15,7 @@ import type { SimCluster } from '../../../sim/sim-cluster.js';
 import type { ClusterMode } from '../invalidation-delivery.js';
 import { SvcSimNodes } from './svc-sim-nodes.js';
 
-type PublishReport = { confirmed: number; missed: number };
+type PublishReport = { confirmed: number; missed: number; missedNames?: string[] };
 
 const MODES: readonly ClusterMode[] = ['strong', 'eventual'];
 /** Purges per mode: enough for a p99 over purges (with 20, the p99 is the slowest purge). */
@@ -122,8 +122,8 @@ async function runMode(mode: ClusterMode, n: number, seed: number, plan: Plan): 
       if (p === CRASH_BEFORE_PURGE) cluster.crash(plan.victim);
       const origin = plan.origins[p]!;
       const member = cluster.member(origin);
-      // The fan-out asks the peers the origin counts live at this instant.
-      if (mode === 'strong' && !cluster.isUp(plan.victim) && member.peers().some((peer) => peer.name === victimName)) {
+      // A purge is counted against the origin's view at this instant: the crashed node, suspect or dead, is a miss.
+      if (mode === 'strong' && !cluster.isUp(plan.victim) && member.view().includes(victimName)) {
         fanOutsToCrashed++;
       }
       issuedAt.push(cluster.clock.now());

@@ -3,6 +3,7 @@
 // answers on its own Unix socket what its sibling threads hand it (the keys it is home for,
 // home-routing.ts). It has no admin listener, cluster member or CDN propagation: those are the main
 // thread's, which calls it (thread-messages.ts) to apply invalidations, drain, reload and report.
+import { ServeGate } from '../../clustering/serve-gate.js';
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config/index.js';
@@ -11,7 +12,6 @@ import { NodeMetrics } from '../../observe/metrics.js';
 import { createHotStore, type HotMemory } from '../../store/hot-store.js';
 import { WarmReader } from '../../store/warm/warm-reader.js';
 import { TieredCache } from '../../cache/tiered-cache.js';
-import type { CacheEntry } from '../../cache/entry.js';
 import { createInvalidator, type InvalidationEngine } from '../../invalidation/create-invalidator.js';
 import { SiblingRouting, siblingSocket } from '../../proxy/home-routing.js';
 import { buildDataPlane } from '../data-plane.js';
@@ -79,9 +79,8 @@ async function openWorkerNode(start: WorkerStart & { slot: number }, channel: Ma
   await invalidator.start();
   teardown.add(() => invalidator.stop());
 
-  const startedMs = now();
-  // A clustered node catching up serves nothing fetched before this thread started (ClusterNode.servable).
-  const servable = config.cluster ? (entry: CacheEntry): boolean => channel.caughtUp || entry.requestTimeMs >= startedMs : undefined;
+  // A clustered node's gate, written by the main thread (ClusterNode.servable).
+  const servable = start.serveGate && ServeGate.over(start.serveGate).servable;
   const peer = config.cluster?.mode === 'strong' ? await relayedPeers(config, channel, metrics, now, () => dataUrl) : undefined;
   if (peer) teardown.add(() => peer.close());
   const responseTimeoutMs = Math.max(...config.pools.map((pool) => pool.connect_timeout + pool.response_timeout));

@@ -63,18 +63,15 @@ export function workerThreadsSide(threads: number, options: StartNodeOptions): D
           siblingDir,
           siblingToken,
           limits: limitsMemory,
+          serveGate: cluster?.gate.buffer,
           tracingBatch: options.tracingBatch,
           onWorkerExit: (slot, threadId) => clearWorker(limits, slot, threadId),
         },
         logger,
       );
       if (warm) shareWarmWithWorkers(workers, warm, cache, invalidator, logger);
-      if (cluster) {
-        const started = workers;
-        void cluster.caughtUp.then(() => started.clusterCaughtUp());
-        // Strong mode: they learn the ring from this member and ask owners through it.
-        if (cluster.peerFetcher) workers.relayPeers(new PeerRelay(cluster.member, cluster.peerFetcher.hopToken));
-      }
+      // Strong mode: they learn the ring from this member and ask owners through it.
+      if (cluster?.peerFetcher) workers.relayPeers(new PeerRelay(cluster.member, cluster.peerFetcher.hopToken));
       if (refreshSetup(config).length === 0) return;
       // Refreshes are fills of this thread's own, on pools of its own, stored in the shared tiers.
       const routing = buildRouting(config, limits);

@@ -42,6 +42,8 @@ export interface WorkerStart {
   limits: NodeLimitsMemory;
   /** What the threads share of the access log (hash key, sampling count). */
   accessLog: SharedAccessLog;
+  /** A clustered node's serve gate (lease and catch-up, serve-gate.ts), written by the main thread. */
+  serveGate: SharedArrayBuffer | undefined;
   /** Tests only: the span export's batching (StartNodeOptions.tracingBatch). */
   tracingBatch: Partial<BatchLimits> | undefined;
 }
@@ -63,6 +65,7 @@ export interface DataPlaneWorkersOptions {
   siblingDir: string;
   siblingToken: string;
   limits: NodeLimitsMemory;
+  serveGate: SharedArrayBuffer | undefined;
   tracingBatch: Partial<BatchLimits> | undefined;
   /** Told of each worker that exited (its slot and thread), after the hot tier was repaired. */
   onWorkerExit: (slot: number, threadId: number) => void;
@@ -98,6 +101,7 @@ export class DataPlaneWorkers {
       siblingToken: options.siblingToken,
       limits: options.limits,
       accessLog: this.#accessLog,
+      serveGate: options.serveGate,
       tracingBatch: options.tracingBatch,
     });
     this.#supervisor = new WorkerSupervisor({
@@ -158,11 +162,6 @@ export class DataPlaneWorkers {
   /** Tells every worker, now or started later, that the shared warm tier is indexed and may be read. */
   warmJoined(): void {
     this.#announce({ kind: 'warm-joined' });
-  }
-
-  /** Tells every worker, now or started later, that the node's cluster member has caught up. */
-  clusterCaughtUp(): void {
-    this.#announce({ kind: 'caught-up' });
   }
 
   #announce(message: DownMessage): void {

@@ -36,7 +36,6 @@ export class MainChannel {
   #warmJoined: () => void = () => undefined;
   /** Resolves when the main thread says the warm tier it owns is indexed and may be read. */
   readonly warmJoined = new Promise<void>((resolve) => (this.#warmJoined = resolve));
-  #caughtUp = false;
   #onClusterView: ((view: ClusterView) => void) | undefined;
   #firstClusterView: (view: ClusterView) => void = () => undefined;
   #latestClusterView: ClusterView | undefined;
@@ -68,9 +67,6 @@ export class MainChannel {
         case 'warm-joined':
           this.#warmJoined();
           return;
-        case 'caught-up':
-          this.#caughtUp = true;
-          return;
         case 'cluster-view':
           this.#viewed(message.view);
           return;
@@ -94,11 +90,6 @@ export class MainChannel {
     const held = this.#held.filter((message) => message.call === call);
     for (const message of held) this.#held.splice(this.#held.indexOf(message), 1);
     for (const message of held) void this.#run(message, handler as Handler);
-  }
-
-  /** Whether the main thread said its cluster member has caught up (a node without one never says so). */
-  get caughtUp(): boolean {
-    return this.#caughtUp;
   }
 
   /** Calls `listener` with the cluster as the main thread's member sees it: the latest view now, then every change. */

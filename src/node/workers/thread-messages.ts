@@ -100,7 +100,6 @@ export type ServedReport = v.InferOutput<typeof ServedShape>;
 const DownShape = v.variant('kind', [
   v.object({ kind: v.literal('call'), id: v.number(), call: v.picklist(Object.keys(CALLS) as CallName[]), payload: v.unknown() }),
   v.object({ kind: v.literal('warm-joined') }),
-  v.object({ kind: v.literal('caught-up') }),
   v.object({ kind: v.literal('cluster-view'), view: ClusterViewShape }),
   v.object({ kind: v.literal('peer-reply'), id: v.number(), body: v.optional(Bytes), error: v.optional(ErrorShape) }),
   v.object({ kind: v.literal('stop') }),

@@ -37,6 +37,11 @@ async function stats(node: Node): Promise<Stats> {
   return JSON.parse((await fetchRaw(`${node.adminUrl}/v1/stats`, { headers: AUTH })).body) as Stats;
 }
 
+async function warmEntries(node: Node): Promise<number> {
+  const body = JSON.parse((await fetchRaw(`${node.adminUrl}/v1/stats`, { headers: AUTH })).body) as { tiers: { warm: { entries: number } | null } };
+  return body.tiers.warm?.entries ?? 0;
+}
+
 async function until(what: string, check: () => Promise<boolean>, nodes: Node[]): Promise<void> {
   for (let i = 0; !(await check().catch(() => false)); i++) {
     if (i === 300) throw new Error(`${what} did not happen:\n${nodes.map((node) => node.output).join('\n')}`);
@@ -203,6 +208,53 @@ test('a strong cluster of two nodes with several threads and a warm tier each: t
     const misses = Number(/^svc_peer_fetch_misses_total (\d+)$/m.exec(metrics)?.[1]);
     assert.equal(misses, 1, metrics);
     assert.ok(hits >= 1 && hits <= answers.length, `${hits} peer fetches answered from b's cache for ${answers.length} answers`);
+  } finally {
+    await cluster.close();
+    await origin.close();
+  }
+});
+
+test('a strong node restarted after 10,000 invalidations it missed serves none of what they cover, at readiness or after', async (t) => {
+  let generation = 1;
+  const origin = await startTestOrigin((request) => ({ headers: { 'cache-control': 'max-age=600' }, body: `${request.url} generation ${generation}` }));
+  const cluster = await startTwoNodes(origin.url, 'strong', true);
+  try {
+    const [a, b] = cluster.nodes;
+    // Keys b owns: b keeps them, in both tiers.
+    const owned: string[] = [];
+    for (let i = 0; owned.length < 100; i++) {
+      const path = `/missed-${i}`;
+      const ring = JSON.parse((await fetchRaw(`${b.adminUrl}/v1/stats?url=${encodeURIComponent(`${b.dataUrl}${path}`)}`, { headers: AUTH })).body) as { ring: { owner: string } };
+      if (ring.ring.owner === 'b') owned.push(path);
+    }
+    for (const path of owned) await rawHttpGet(`${b.dataUrl}${path}`, {});
+    await until("b's warm tier holding what it fetched", async () => (await warmEntries(b)) >= owned.length, cluster.nodes);
+
+    b.child.kill('SIGKILL');
+    await once(b.child, 'exit');
+    generation = 2;
+    const urls = [...owned.map((path) => `${b.dataUrl}${path}`), ...Array.from({ length: 10_000 - owned.length }, (_, i) => `${b.dataUrl}/filler-${i}`)];
+    for (let from = 0; from < urls.length; from += 1_000) {
+      const batch = await fetchRaw(`${a.adminUrl}/v1/purge/batch`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ urls: urls.slice(from, from + 1_000) }) });
+      assert.equal(batch.status, 200, batch.body);
+    }
+
+    const startedAt = Date.now();
+    const restarted = cluster.launch(1);
+    let stale: string[] = [];
+    const readStale = async (): Promise<string[]> => {
+      const answers = await Promise.all(owned.map((path) => rawHttpGet(`${restarted.dataUrl}${path}`, {}).catch(() => undefined)));
+      return answers.flatMap((answer, i) => (answer !== undefined && answer.status === 200 && answer.body.endsWith('generation 1') ? [`${owned[i]} (${String(answer.headers['x-cache'])})`] : []));
+    };
+    await until('b ready again', async () => (await fetchRaw(`${restarted.adminUrl}/readyz`)).status === 200, cluster.nodes);
+    const readyMs = Date.now() - startedAt;
+    let reads = 0;
+    while (Date.now() - startedAt < readyMs + 2_000) {
+      stale = [...stale, ...(await readStale())];
+      reads += owned.length;
+    }
+    t.diagnostic(`restart to ready after 10,000 missed invalidations: ${readyMs} ms; ${reads} reads of purged objects at and after readiness, ${stale.length} stale`);
+    assert.deepEqual(stale, []);
   } finally {
     await cluster.close();
     await origin.close();

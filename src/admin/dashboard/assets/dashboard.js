@@ -368,13 +368,22 @@ function describeBan(body) {
   return Object.entries(body).map(([field, value]) => `${field}=${value}`).join(' ');
 }
 
+/** What a strong cluster's fan-out did, as the answer says (peers_confirmed, peers_missed, peers_missed_names). */
+function reach(answer) {
+  if (answer.peers_missed === undefined) return '';
+  if (answer.peers_missed === 0) return ` Confirmed by every other node (${answer.peers_confirmed}).`;
+  const names = answer.peers_missed_names ?? [];
+  const more = answer.peers_missed > names.length ? ` and ${answer.peers_missed - names.length} more` : '';
+  return ` Not confirmed by ${answer.peers_missed} of ${answer.peers_confirmed + answer.peers_missed} other nodes: ${names.join(', ')}${more}; gossip and catch-up still bring it to them.`;
+}
+
 const SUBMIT = {
-  purge: { path: '/v1/purge', done: (body) => `Purged ${body.url} on every node.` },
-  refresh: { path: '/v1/refresh', done: (body) => `Marked ${body.url} stale; its next request revalidates with the origin.` },
-  ban: { path: '/v1/ban', done: (body, answer) => `Banned ${describeBan(body)}: ${answer.count} hot-tier entries evicted on this node; the rest are hidden on lookup.` },
+  purge: { path: '/v1/purge', done: (body, answer) => `Purged ${body.url}: ${answer.count} stored variants removed on this node.${reach(answer)}` },
+  refresh: { path: '/v1/refresh', done: (body, answer) => `Marked ${body.url} stale; its next request revalidates with the origin.${reach(answer)}` },
+  ban: { path: '/v1/ban', done: (body, answer) => `Banned ${describeBan(body)}: ${answer.count} hot-tier entries evicted on this node; the rest are hidden on lookup.${reach(answer)}` },
   purge_batch: {
     path: '/v1/purge/batch',
-    done: (body, answer) => `Purged ${body.urls.length} URLs: ${answer.count} stored variants removed on this node${answer.failed > 0 ? `, ${answer.failed} not valid` : ''}.`,
+    done: (body, answer) => `Purged ${body.urls.length} URLs: ${answer.count} stored variants removed on this node${answer.failed > 0 ? `, ${answer.failed} not valid` : ''}.${reach(answer)}`,
   },
 };
 
