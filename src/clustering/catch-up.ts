@@ -107,6 +107,10 @@ export class CatchUp {
   private syncTimer: TimerHandle | undefined;
   private aloneTimer: TimerHandle | undefined;
   private againTimer: TimerHandle | undefined;
+  /** Peers whose logs must be merged before the node has caught up (again: a majority of its view). */
+  private required = 1;
+  /** Peers whose logs were merged since the node began catching up (again). */
+  private readonly merged = new Set<string>();
   private stopped = false;
 
   constructor(private readonly options: CatchUpOptions) {}
@@ -147,18 +151,27 @@ export class CatchUp {
   }
 
   /**
-   * The node may have missed invalidations since it caught up (it lost its lease, was paused, was
-   * declared dead): it is catching up again until a peer's log is merged, asking a live peer now and
-   * every AGAIN_EVERY_MS until one answers.
+   * The node may have missed invalidations since `sinceMs` (it lost its lease, was paused, was declared
+   * dead): it is catching up again until the logs of `required` peers are merged (a majority of its
+   * view: a peer that was cut off with it lacks what it lacks, and no more than a minority can have
+   * been), asking every live peer it has not merged yet for the minutes since then, now and every
+   * AGAIN_EVERY_MS.
    */
-  again(): void {
+  again(required: number, sinceMs: number): void {
     if (this.stopped) return;
     this.caught = false;
+    this.required = Math.max(1, required);
+    this.merged.clear();
     if (this.againTimer !== undefined) this.options.clock.clearTimer(this.againTimer);
+    const buckets = new Set(this.options.log.digest().map((digest) => digest.bucket));
+    const nowBucket = Math.floor(this.options.now() / BUCKET_MS);
+    for (let bucket = Math.floor(sinceMs / BUCKET_MS) - 1; bucket <= nowBucket; bucket++) buckets.add(bucket);
     const ask = (): void => {
       this.againTimer = undefined;
       if (this.caught || this.stopped) return;
-      this.reconcileWithAPeer();
+      for (const peer of this.options.member.peers()) {
+        if (!this.merged.has(peer.name)) this.pull(peer.name, [...buckets]).catch((error: unknown) => this.options.onError?.(error));
+      }
       this.againTimer = this.options.clock.setTimer(AGAIN_EVERY_MS, ask);
     };
     ask();
@@ -245,6 +258,8 @@ export class CatchUp {
       gapBeforeMs = reachesBack;
     }
     if (log.completeSinceMs === undefined || gap) await log.setCompleteSince(reachesBack);
+    this.merged.add(peer);
+    if (this.merged.size < this.required) return;
     await this.caughtUpNow({ kind: 'peer', peer, applied, gapBeforeMs });
   }
 

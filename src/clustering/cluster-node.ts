@@ -2,7 +2,7 @@
 // invalidations its mode calls for, peer fetch in strong mode, mode-drift detection, and what the admin
 // API shows of the cluster. The cluster library knows nothing of caching; this is where svc plugs in.
 import { randomBytes } from 'node:crypto';
-import { createClusterMember, LeaseKeeper, systemClock, type ClusterMember } from '../../cluster/index.js';
+import { createClusterMember, systemClock, type ClusterMember } from '../../cluster/index.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observe/logger.js';
 import type { NodeMetrics } from '../observe/metrics.js';
@@ -26,6 +26,7 @@ import { PeerFetcher, type PeerFetcherOptions } from './peer-fetcher.js';
 import { PeerRouting } from './peer-routing.js';
 import { RingShares, peerView } from './peer-view.js';
 import { epochOfMonotonic, ServeGate } from './serve-gate.js';
+import { ServeGuard } from './serve-guard.js';
 import type { InvalidationMessage } from './invalidation-message.js';
 
 type ClusterConfig = NonNullable<Config['cluster']>;
@@ -100,7 +101,7 @@ export class ClusterNode {
    * served without a lease.
    */
   readonly gate: ServeGate;
-  private readonly lease: LeaseKeeper;
+  private readonly guard: ServeGuard;
   #markCaughtUp: () => void = () => undefined;
   /** Resolves once the node has caught up with the invalidations made while it was away. */
   readonly caughtUp = new Promise<void>((resolve) => (this.#markCaughtUp = resolve));
@@ -115,16 +116,6 @@ export class ClusterNode {
     const { config, metrics, logger, local, now } = options;
     this.mode = config.cluster.mode;
     this.gate = ServeGate.create(now());
-    if (this.mode === 'strong') this.gate.leaseUntil(Number.NEGATIVE_INFINITY);
-    this.lease = new LeaseKeeper(member, {
-      leaseMs: config.cluster.lease,
-      clock: systemClock,
-      onRenewed: (validUntil) => {
-        if (this.mode === 'strong') this.gate.leaseUntil(epochOfMonotonic(validUntil));
-      },
-      onLost: () => this.leaseLost(),
-      onRegained: () => this.rejoin('its lease lapsed (paused, or cut off from a majority) and a majority answers again'),
-    });
     const clusterMetrics = registerClusterMetrics(metrics.registry, this.mode, {
       gossipDrops: () => member.counters().gossipDrops,
       authRejected: () => transport.rejected(),
@@ -161,7 +152,21 @@ export class ClusterNode {
       onPublishError: (error) => logger.error({ err: error }, 'an invalidation applied here could not be sent to the cluster; catch-up will carry it'),
       outlastLeases: (missed, message) => this.outlastLeases(missed, message),
     });
-    this.catchingUp = (caughtUp) => clusterMetrics.catchingUp(caughtUp ? 0 : 1);
+    this.guard = new ServeGuard({
+      member,
+      mode: this.mode,
+      leaseMs: config.cluster.lease,
+      clock: systemClock,
+      now,
+      gate: this.gate,
+      gateTime: epochOfMonotonic,
+      catchUpAgain: (required, sinceMs) => this.sync.catchUp.again(required, sinceMs),
+      onLeaseLost: () => this.leaseLost(),
+      onRejoin: (reason) => {
+        clusterMetrics.catchingUp(1);
+        this.rejoined(reason);
+      },
+    });
     this.peerFetcher =
       this.mode === 'strong'
         ? new PeerFetcher({
@@ -206,8 +211,6 @@ export class ClusterNode {
     return built.node;
   }
 
-  private readonly catchingUp: (caughtUp: boolean) => void;
-
   /**
    * Whether the data plane may serve `entry`: not while the node is catching up, if it was cached
    * before the node started or lost touch (an invalidation the node missed may hide it); in strong
@@ -223,34 +226,25 @@ export class ClusterNode {
    * was answered at `answeredAt`: it holds none past `answeredAt + lease`.
    */
   private async outlastLeases(missed: readonly string[], message: InvalidationMessage): Promise<void> {
-    const now = systemClock.now();
-    const until = Math.max(now, ...missed.map((name) => this.lease.answeredAt(name) + this.lease.leaseMs));
+    const waited = await this.guard.outlast(missed);
     this.options.logger.warn(
-      { id: message.id, type: message.type, missed: missed.slice(0, 16), missed_count: missed.length, wait_ms: Math.ceil(until - now) },
-      'a strong invalidation did not reach every member: answered once their leases have run out',
+      { id: message.id, type: message.type, missed: missed.slice(0, 16), missed_count: missed.length, waited_ms: Math.ceil(waited) },
+      'a strong invalidation did not reach every member: answered once their leases had run out',
     );
-    if (until > now) await new Promise((resolve) => setTimeout(resolve, until - now));
   }
 
   /** Strong mode: the node serves nothing from its cache until a majority answers again. */
   private leaseLost(): void {
-    if (this.mode !== 'strong') return;
     this.options.readiness.set('cluster_lease', false, 'no lease: out of touch with a majority of the cluster, serving from the origin only', false);
-    this.options.logger.warn({ lease_ms: this.lease.leaseMs }, 'cluster lease lost: serving nothing from the cache until a majority of the cluster answers');
+    this.options.logger.warn({ lease_ms: this.guard.leaseMs }, 'cluster lease lost: serving nothing from the cache until a majority of the cluster answers');
   }
 
-  /**
-   * The node may have missed invalidations (it was cut off, paused, or declared dead): it is gated as a
-   * restarted node is, holding back what it fetched before now until it has caught up again.
-   */
-  private rejoin(reason: string): void {
-    const { readiness, logger, now } = this.options;
-    this.gate.holdBackBefore(now());
-    this.catchingUp(false);
-    if (this.mode === 'strong') readiness.set('cluster_lease', true, 'in touch with a majority of the cluster', false);
+  /** The node may have missed invalidations: it says so while it catches up again (ServeGuard). */
+  private rejoined(reason: string): void {
+    const { readiness, logger } = this.options;
+    if (this.mode === 'strong' && this.guard.leased()) readiness.set('cluster_lease', true, 'in touch with a majority of the cluster', false);
     readiness.set('cluster_caught_up', false, `catching up again: ${reason}`);
     logger.warn({ reason }, 'catching up with the cluster again: cached entries are held back until then');
-    this.sync.catchUp.again();
   }
 
   private reportCaughtUp(how: CaughtUpHow): void {
@@ -277,7 +271,6 @@ export class ClusterNode {
     readiness.set('cluster_mode_consistent', true, `every member runs ${this.mode}`, false);
     this.peerFetcher?.start();
     for (const event of ['join', 'update', 'leave', 'fail'] as const) this.member.on(event, () => this.checkModes());
-    this.member.on('accused', ({ state }) => this.rejoin(state === 'dead' ? 'another member declared it dead' : 'another member suspected it'));
     // Joined once any peer is live in our view, whoever initiated it: when nodes start together, the
     // others may join this one while its own join is still backing off between attempts.
     const joinedBy = this.member.on('join', (peer) => {
@@ -291,7 +284,7 @@ export class ClusterNode {
     const seeds = config.cluster.join.filter((seed) => !self.has(seed));
     this.sync.start(seeds.length);
     await readiness.phase('ring_build', () => this.member.start());
-    this.lease.start();
+    this.guard.start();
     if (seeds.length === 0) {
       readiness.set('cluster_joined', true, 'first node: no seed to join');
       return;
@@ -379,7 +372,7 @@ export class ClusterNode {
   /** Leaves gracefully (peers learn at once rather than by failure detection), then stops. */
   async stop(): Promise<void> {
     this.sync.stop();
-    this.lease.stop();
+    this.guard.stop();
     await this.member.leave({ timeoutMs: 1_000 }).catch(() => undefined);
     await this.member.stop();
     await this.peerFetcher?.close();

@@ -29,13 +29,17 @@ export function epochOfMonotonic(ms: number): number {
 export class ServeGate {
   readonly #words: BigInt64Array;
 
-  private constructor(readonly buffer: SharedArrayBuffer) {
+  /** `leaseNow`: the time lease times are compared with; the process's monotonic epoch time but in the simulator. */
+  private constructor(
+    readonly buffer: SharedArrayBuffer,
+    private readonly leaseNow: () => number = monotonicEpochMs,
+  ) {
     this.#words = new BigInt64Array(buffer);
   }
 
   /** A gate that holds back entries requested before `startedMs` and needs no lease until told. */
-  static create(startedMs: number): ServeGate {
-    const gate = new ServeGate(new SharedArrayBuffer(2 * BigInt64Array.BYTES_PER_ELEMENT));
+  static create(startedMs: number, leaseNow?: () => number): ServeGate {
+    const gate = new ServeGate(new SharedArrayBuffer(2 * BigInt64Array.BYTES_PER_ELEMENT), leaseNow);
     gate.leaseUntil(Number.POSITIVE_INFINITY);
     gate.holdBackBefore(startedMs);
     return gate;
@@ -47,13 +51,8 @@ export class ServeGate {
   }
 
   /** Whether `entry` may be answered from the cache now. */
-  readonly servable = (entry: CacheEntry): boolean =>
-    monotonicEpochMs() < Number(Atomics.load(this.#words, LEASE)) && entry.requestTimeMs >= Number(Atomics.load(this.#words, GATE));
-
-  /** Whether the lease holds now. */
-  leased(): boolean {
-    return monotonicEpochMs() < Number(Atomics.load(this.#words, LEASE));
-  }
+  readonly servable = (entry: Pick<CacheEntry, 'requestTimeMs'>): boolean =>
+    this.leaseNow() < Number(Atomics.load(this.#words, LEASE)) && entry.requestTimeMs >= Number(Atomics.load(this.#words, GATE));
 
   /** The lease runs to `epochMs` (monotonic, monotonicEpochMs); infinite when none is needed. */
   leaseUntil(epochMs: number): void {

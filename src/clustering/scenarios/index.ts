@@ -3,8 +3,10 @@
 import { registerScenario } from '../../../sim/scenarios/index.js';
 import { catchUpScenario } from './catch-up.js';
 import { invalidationFaultsScenario } from './invalidation-faults.js';
+import { leaseFaultsScenario } from './lease-faults.js';
 import { strongVsEventualScenario } from './strong-vs-eventual.js';
 
 registerScenario(strongVsEventualScenario);
 registerScenario(catchUpScenario);
 registerScenario(invalidationFaultsScenario);
+registerScenario(leaseFaultsScenario);

@@ -19,6 +19,8 @@ import { InvalidationLog, type LogRecord } from '../invalidation-log.js';
 import type { InvalidationMessage } from '../invalidation-message.js';
 import { InvalidationSync } from '../invalidation-sync.js';
 import { MemoryLogStore } from '../log-stores.js';
+import { ServeGate } from '../serve-gate.js';
+import { ServeGuard } from '../serve-guard.js';
 
 /** One invalidation a node's engine was asked to apply. */
 export interface EngineCall {
@@ -122,6 +124,8 @@ export interface SimNodeLife {
   readonly sync: InvalidationSync;
   readonly log: InvalidationLog;
   readonly invalidator: ClusterInvalidator;
+  /** What it may serve from its cache, with leases (options.leaseMs): its serve gate and its guard. */
+  readonly serving: { gate: ServeGate; guard: ServeGuard } | undefined;
   caughtUp: (CaughtUpHow & { atMs: number }) | undefined;
   readonly errors: string[];
 }
@@ -135,6 +139,8 @@ export interface SvcSimNodesOptions {
   counters?: (index: number) => DeliveryCounters;
   /** The cluster secret: every member's transport is sealed with it (nonces from the run's seed). */
   secret?: Uint8Array;
+  /** Runs svc's leases and serve gate (serve-guard.ts) on every node, with this lease. */
+  leaseMs?: number;
 }
 
 const noCounters = { http: () => undefined, gossip: () => undefined, failure: () => undefined };
@@ -212,12 +218,14 @@ export class SvcSimNodes {
   /** Restarts node `index` with what it kept on disk, joining through `seedIndexes`. */
   async restart(index: number, seedIndexes: readonly number[]): Promise<void> {
     this.lives[index]?.sync.stop();
+    this.lives[index]?.serving?.guard.stop();
     this.seeds[index] = seedIndexes.length;
     await this.cluster.restart(index, seedIndexes);
   }
 
   crash(index: number): void {
     this.lives[index]?.sync.stop();
+    this.lives[index]?.serving?.guard.stop();
     this.cluster.crash(index);
   }
 
@@ -250,10 +258,12 @@ export class SvcSimNodes {
       },
       holdsEntries: () => disk.holdsEntries,
       onCaughtUp: (how) => {
+        node.life?.serving?.gate.open();
         if (node.life !== undefined) node.life.caughtUp = { ...how, atMs: now() };
       },
       onError: (error) => errors.push(String(error)),
     });
+    const serving = this.options.leaseMs === undefined ? undefined : this.guarded(member, sync, index, this.options.leaseMs);
     const invalidator = new ClusterInvalidator({
       local: disk.engine,
       delivery: sync.delivery,
@@ -261,9 +271,28 @@ export class SvcSimNodes {
       newId: () => `${name}.${lifeNumber}.${counter++}`,
       now,
       onPublishError: (error) => errors.push(String(error)),
+      outlastLeases: serving && (async (missed) => void (await serving.guard.outlast(missed))),
     });
-    node.life = { index, startedMs: now(), member, sync, log, invalidator, caughtUp: undefined, errors };
+    node.life = { index, startedMs: now(), member, sync, log, invalidator, serving, caughtUp: undefined, errors };
     this.lives[index] = node.life;
     sync.start(this.seeds[index]!);
+    serving?.guard.start();
+  }
+
+  /** A serve gate and guard for one life of node `index`, on its own clock, as svc's node has them. */
+  private guarded(member: ClusterMember, sync: InvalidationSync, index: number, leaseMs: number): { gate: ServeGate; guard: ServeGuard } {
+    const clock = this.cluster.network.node(this.cluster.addresses[index]!).clock;
+    const gate = ServeGate.create(clock.now(), () => clock.now());
+    const guard = new ServeGuard({
+      member,
+      mode: this.options.mode,
+      leaseMs,
+      clock,
+      now: () => clock.now(),
+      gate,
+      gateTime: (clockMs) => clockMs,
+      catchUpAgain: (required, sinceMs) => sync.catchUp.again(required, sinceMs),
+    });
+    return { gate, guard };
   }
 }
