@@ -1,5 +1,5 @@
-// The unauthenticated operational endpoints of spec §4.1: liveness, readiness (with detail), drain,
-// version and metrics.
+// The unauthenticated operational endpoints of spec §4.1: liveness, readiness (with detail), version
+// and metrics. `/drain` has a file of its own (drain-routes.ts): it changes the node's state.
 import { buildInfo } from '../version/build-info.js';
 import type { NodeMetrics } from '../observe/metrics.js';
 import { wantsOpenMetrics } from '../observe/openmetrics-text.js';
@@ -11,8 +11,6 @@ export interface HealthRouteDeps {
   readiness: Readiness;
   /** What `/metrics` serves: the node's registry, or with workers every worker's added up. */
   metrics: Pick<NodeMetrics, 'exposition'>;
-  /** Stops taking new work and resolves once in-flight requests finished (or the drain timed out). */
-  drain: () => Promise<void>;
 }
 
 export function mountHealthRoutes(router: AdminRouter, deps: HealthRouteDeps): void {
@@ -23,12 +21,6 @@ export function mountHealthRoutes(router: AdminRouter, deps: HealthRouteDeps): v
     const body: { status: string; conditions?: unknown } = { status };
     if (request.query.get('detail') === '1') body.conditions = deps.readiness.detail();
     sendJson(response, status === 'ready' ? 200 : 503, body);
-  });
-
-  // GET, as the spec has it, so that a plain `curl` from a pre-stop hook can drain a node.
-  router.on('GET', '/drain', async (_request, response) => {
-    await deps.drain();
-    sendJson(response, 200, { status: 'drained' });
   });
 
   router.on('GET', '/version', (_request, response) => sendJson(response, 200, buildInfo()));

@@ -1,7 +1,7 @@
 // The token-protected admin API of spec §4.1: the four invalidation operations, the auth check,
-// stats, the running configuration, the cache debug view, the recent invalidations, (when the CDN
-// is configured) the CDN status and (when enabled) the profiling endpoints. Bodies are the shared
-// wire types of src/api.
+// stats, the running configuration, the cache debug view, the recent invalidations, undrain, (when
+// the CDN is configured) the CDN status and (when enabled) the profiling endpoints. Bodies are the
+// shared wire types of src/api.
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import type { InvalidationResult, Invalidator } from '../invalidation/invalidator.js';
@@ -31,6 +31,7 @@ import type { AdminToken } from './admin-token.js';
 import { ApiError } from './api-error.js';
 import { createTokenCheck, requireToken, type AuthFailureGuard } from './auth.js';
 import { mountBansRoute } from './bans-route.js';
+import { mountUndrainRoute } from './drain-routes.js';
 import type { DashboardSessions } from './dashboard/dashboard-session.js';
 import { acceptingSession } from './dashboard/session-auth.js';
 import { InvalidRequestError, readJsonBody } from './json-body.js';
@@ -62,6 +63,8 @@ export interface V1RouteDeps {
   now: () => number;
   /** Limits, counts and logs wrong tokens (`admin.auth_failure_limit`, `admin.auth_failure_window`). */
   authGuard: AuthFailureGuard;
+  /** Puts a drained node back in service (`POST /v1/undrain`). */
+  undrain: () => Promise<void>;
 }
 
 export class BatchTooLargeError extends ApiError {
@@ -211,6 +214,7 @@ export function mountV1Routes(router: AdminRouter, deps: V1RouteDeps): void {
     router.on('GET', '/v1/cdn/status', requireToken(check, (_request, response) => sendJson(response, 200, cdnStatus())));
   }
   mountBansRoute(router, check, invalidator, deps.now);
+  mountUndrainRoute(router, check, deps.undrain);
 
   if (deps.pprofEnabled) mountPprofRoutes(router, check);
 }

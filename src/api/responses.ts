@@ -231,3 +231,7 @@ export type BansResponse = v.InferOutput<typeof bansResponseSchema>;
  */
 export const reloadResponseSchema = v.object({ status: v.picklist(['reloaded', 'unchanged']), changed: v.array(v.string()) });
 export type ReloadResponse = v.InferOutput<typeof reloadResponseSchema>;
+
+/** `POST /v1/undrain`: the node is in service again, or was already (undrain is idempotent). */
+export const undrainResponseSchema = v.object({ status: v.literal('serving') });
+export type UndrainResponse = v.InferOutput<typeof undrainResponseSchema>;

@@ -9,6 +9,7 @@ import { createCompletionCommand } from './completion-command.js';
 import { purgeCommand } from './purge-command.js';
 import { refreshCommand } from './refresh-command.js';
 import { reloadCommand } from './reload-command.js';
+import { undrainCommand } from './undrain-command.js';
 import { inspectCommand } from './inspect-command.js';
 import { readyCommand } from './ready-command.js';
 import { topCommand } from './top-command.js';
@@ -34,6 +35,7 @@ export const mainCommand: CommandDef = defineCommand({
     bans: bansCommand,
     refresh: refreshCommand,
     reload: reloadCommand,
+    undrain: undrainCommand,
     top: topCommand,
     inspect: inspectCommand,
     ready: readyCommand,

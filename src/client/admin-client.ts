@@ -20,6 +20,7 @@ import {
   refreshResponseSchema,
   reloadResponseSchema,
   statsResponseSchema,
+  undrainResponseSchema,
   versionResponseSchema,
 } from '../api/responses.js';
 import { AdminApiError } from './admin-api-error.js';
@@ -73,6 +74,8 @@ export interface AdminClient {
   bans(): Promise<v.InferOutput<typeof bansResponseSchema>>;
   /** Re-reads the node's configuration file; a refusal is an AdminApiError (409 or 422) saying why. */
   reload(): Promise<v.InferOutput<typeof reloadResponseSchema>>;
+  /** Puts a drained node back in service; answers the same on a node that serves. */
+  undrain(): Promise<v.InferOutput<typeof undrainResponseSchema>>;
   health(): Promise<v.InferOutput<typeof healthResponseSchema>>;
   /** Also answers (rather than throws) while the node drains, when `/readyz` is 503. */
   ready(detail?: boolean): Promise<v.InferOutput<typeof readyResponseSchema>>;
@@ -142,6 +145,7 @@ export function createAdminClient(options: AdminClientOptions = {}): AdminClient
     cdnStatus: () => call({ method: 'GET', path: '/v1/cdn/status', schema: cdnStatusResponseSchema, authenticated: true }),
     bans: () => call({ method: 'GET', path: '/v1/bans', schema: bansResponseSchema, authenticated: true }),
     reload: () => call({ method: 'POST', path: '/v1/reload', schema: reloadResponseSchema, authenticated: true }),
+    undrain: () => call({ method: 'POST', path: '/v1/undrain', schema: undrainResponseSchema, authenticated: true }),
     health: () => call({ method: 'GET', path: '/healthz', schema: healthResponseSchema, authenticated: false }),
     ready: (detail = false) =>
       call({ method: 'GET', path: detail ? '/readyz?detail=1' : '/readyz', schema: readyResponseSchema, authenticated: false, alsoOk: [503] }),

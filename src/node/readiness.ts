@@ -1,6 +1,6 @@
 // What `/readyz` reports (spec §3.2): named startup phases (log replay, ring build, join…) that
 // are active then complete, and named conditions that must all hold for the node to take traffic.
-// A drained node is never ready again: drain is the way out of service, and a restart the way back.
+// A drained node is ready again only once undrained (`POST /v1/undrain`, drain-control.ts) or restarted.
 import type { NodeMetrics } from '../observe/metrics.js';
 
 export interface ReadinessCondition {
@@ -77,16 +77,16 @@ export class Readiness {
     return [...this.conditions.values()];
   }
 
-  /** Whether a drain began: read on every request, so it reads one field. */
-  isDraining(): boolean {
-    return this.drainState !== 'serving';
-  }
-
   markDraining(): void {
     if (this.drainState === 'serving') this.drainState = 'draining';
   }
 
   markDrained(): void {
     this.drainState = 'drained';
+  }
+
+  /** Undrained: ready again as soon as every gating condition holds. */
+  markServing(): void {
+    this.drainState = 'serving';
   }
 }

@@ -26,6 +26,7 @@ import type { HeaderLookup } from '../cache/policy/header-lookup.js';
 import { AdminRouter } from '../admin/router.js';
 import { createAdminServer } from '../admin/admin-server.js';
 import { mountHealthRoutes } from '../admin/health-routes.js';
+import { mountDrainRoute } from '../admin/drain-routes.js';
 import { resolveAdminToken, type AdminToken } from '../admin/admin-token.js';
 import { mountV1Routes } from '../admin/v1-routes.js';
 import { createTokenCheck, type AuthFailureGuard } from '../admin/auth.js';
@@ -48,6 +49,8 @@ import type { Exposition } from './workers/worker-metrics.js';
 import type { LineSink } from './workers/line-relay.js';
 import { createCacheCheck } from './cache-check.js';
 import { Readiness } from './readiness.js';
+import { DrainFlag } from './drain-flag.js';
+import { DrainControl } from './drain-control.js';
 import { Teardown } from './teardown.js';
 import { pinTickObjectShape } from './tick-object-shape.js';
 import { checkStartup } from './startup-checks.js';
@@ -147,8 +150,8 @@ export interface ControlParts {
   cluster: ClusterNode | undefined;
   teardown: Teardown;
   options: StartNodeOptions;
-  /** Whether the node drains (read on every request). */
-  isDraining: () => boolean;
+  /** Whether the node drains: every data-plane thread reads it on each request. */
+  drainFlag: DrainFlag;
 }
 
 /** What serves the data plane, as the control plane uses it. */
@@ -163,7 +166,10 @@ export interface DataSide {
   freshEntry(key: string, requestHeaders: HeaderLookup): CacheEntry | undefined;
   /** Where the owner side asks this node's data plane for `key` (PeerFetcherOptions.dataPlane). */
   dataPlaneFor(key: string): string;
-  /** Stops taking new work; true once in-flight requests are done, false when the drain timed out. */
+  /**
+   * Waits for in-flight data-plane requests (the drain flag has already told every thread to stop
+   * offering keep-alive); true once they are done, false when the drain timed out.
+   */
   drain(): Promise<boolean>;
   /** After the control plane reloaded the file: the data plane applies it too. */
   reloaded(): Promise<void>;
@@ -209,17 +215,9 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
   // Spec §5.2: with no token configured, the generated one is logged once so an operator can use it.
   if (adminToken.source === 'generated') logger.warn({ admin_token: adminToken.value }, 'no admin token configured: generated one for this run');
 
-  let draining: Promise<void> | undefined;
-  const drain = (): Promise<void> => {
-    draining ??= (async () => {
-      readiness.markDraining();
-      logger.info('draining');
-      const idle = await side.drain();
-      readiness.markDrained();
-      logger.info({ timed_out: !idle }, 'drained');
-    })();
-    return draining;
-  };
+  const drainFlag = DrainFlag.create();
+  const drainControl = new DrainControl({ readiness, flag: drainFlag, logger, waitForInFlight: () => side.drain() });
+  const drain = (): Promise<void> => drainControl.drain();
 
   const reloader = new ConfigReloader();
   for (const step of options.reloadSteps ?? []) reloader.register(step);
@@ -239,8 +237,10 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     });
 
   const router = new AdminRouter();
-  mountHealthRoutes(router, { readiness, metrics: { exposition: (openMetrics?: boolean) => side.exposition(metrics.registry, openMetrics ?? false) }, drain });
+  mountHealthRoutes(router, { readiness, metrics: { exposition: (openMetrics?: boolean) => side.exposition(metrics.registry, openMetrics ?? false) } });
   const adminRejections = createRejectionLog('admin', logger, metrics.edge.rejected);
+  // Mounted before the listener opens, as the probes are: a node may be drained while it starts.
+  mountDrainRoute(router, { drain, rejections: adminRejections });
   const adminServer = createAdminServer(router, {
     logger,
     limits: { maxHeaderBytes: config.limits.max_header_bytes, headerTimeoutMs: config.limits.header_timeout, keepAliveTimeoutMs: config.limits.keep_alive_timeout },
@@ -312,7 +312,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     cluster,
     teardown,
     options,
-    isDraining: () => readiness.isDraining(),
+    drainFlag,
   });
 
   // In a cluster, the admin API's invalidations go to the other nodes too; with a CDN, to the CDN
@@ -351,6 +351,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     }),
     pprofEnabled: config.admin.pprof_enabled,
     authGuard,
+    undrain: () => drainControl.undrain(),
   });
   mountDashboardRoutes(router, {
     sessions,

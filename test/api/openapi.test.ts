@@ -132,6 +132,11 @@ describe('docs/openapi.yaml', () => {
       { operation: 'GET /readyz', status: 200, path: '/readyz?detail=1' },
       { operation: 'GET /version', status: 200 },
       { operation: 'GET /metrics', status: 200 },
+      // A web page's request does not drain (issue 29 item 6); undrain on a node that serves changes nothing.
+      { operation: 'GET /drain', status: 403, token: undefined, headers: { origin: 'http://evil.example' } },
+      { operation: 'POST /v1/undrain', status: 200 },
+      { operation: 'POST /v1/undrain', status: 401, token: undefined },
+      { operation: 'POST /v1/undrain', status: 401, token: 'wrong' },
       ...writes.flatMap(([operation, good, bad]): Case[] => [
         { operation, status: 200, body: good },
         { operation, status: 400, body: bad },
@@ -181,6 +186,7 @@ describe('docs/openapi.yaml', () => {
       { operation: 'GET /v1/bans', status: 200 },
       { operation: 'GET /v1/bans', status: 401, ...anonymous },
       { operation: 'GET /v1/bans', status: 403, ...anonymous, headers: cookie },
+      { operation: 'POST /v1/undrain', status: 403, ...anonymous, headers: cookie },
       { operation: 'GET /dashboard', status: 308, ...anonymous },
       { operation: 'GET /dashboard/', status: 200, ...anonymous, headers: cookie },
       { operation: 'GET /dashboard/', status: 303, ...anonymous },

@@ -45,7 +45,7 @@ describe('svc completion', () => {
 
   test('the bash script completes commands, flags and enum values in a real bash', async () => {
     const script = (await runCli(['completion', 'bash'])).stdout;
-    assert.deepEqual(bashComplete(script, ['svc', '']).sort(), ['ban', 'bans', 'cluster', 'completion', 'config', 'inspect', 'purge', 'ready', 'refresh', 'reload', 'serve', 'sim', 'top', 'version']);
+    assert.deepEqual(bashComplete(script, ['svc', '']).sort(), ['ban', 'bans', 'cluster', 'completion', 'config', 'inspect', 'purge', 'ready', 'refresh', 'reload', 'serve', 'sim', 'top', 'undrain', 'version']);
     assert.deepEqual(bashComplete(script, ['svc', 'pu']), ['purge']);
     assert.deepEqual(bashComplete(script, ['svc', 'purge', '--to']), ['--token']);
     assert.deepEqual(bashComplete(script, ['svc', 'purge', '--output', '']), ['text', 'json']);

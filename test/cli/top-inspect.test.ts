@@ -126,7 +126,7 @@ describe('svc top, svc inspect and svc ready against a node', () => {
     assert.equal(relative.code, 2);
   });
 
-  test('svc ready exits 0 when ready and 1, saying why, once drained', async () => {
+  test('svc ready exits 0 when ready and 1, saying why, once drained; svc undrain puts the node back', async () => {
     const ready = await runCli(['ready', '--server', svc.adminUrl]);
     assert.equal(ready.code, 0, ready.stderr);
     assert.equal(ready.stdout, 'ready\n');
@@ -137,6 +137,14 @@ describe('svc top, svc inspect and svc ready against a node', () => {
       const notReady = await runCli(['ready', '--wait', '300ms', '--server', drained.adminUrl]);
       assert.equal(notReady.code, 1);
       assert.match(notReady.stderr, /^svc: not ready: drained/);
+      const undrained = await runCli(['undrain', '--server', drained.adminUrl, '--token', TOKEN]);
+      assert.equal(undrained.code, 0, undrained.stderr);
+      assert.equal(undrained.stdout, 'serving\n');
+      const json = await runCli(['undrain', '--server', drained.adminUrl, '--token', TOKEN, '--output', 'json']);
+      assert.deepEqual(JSON.parse(json.stdout), { status: 'serving' });
+      assert.equal((await runCli(['ready', '--server', drained.adminUrl])).code, 0);
+      const anonymous = await runCli(['undrain', '--server', drained.adminUrl]);
+      assert.equal(anonymous.code, 2);
     } finally {
       await drained.stop();
       await origin2.close();

@@ -27,7 +27,7 @@ export function singleThreadSide(): DataSide {
         metrics: control.metrics,
         cache,
         invalidator,
-        isDraining: control.isDraining,
+        isDraining: control.drainFlag.isDraining,
         servable: cluster && ((entry) => cluster.servable(entry)),
         peer: cluster?.peerFetcher,
         onServedFromCache: refreshes ? (entry, request, route) => refresher?.onServedFromCache(entry, request, route) : undefined,

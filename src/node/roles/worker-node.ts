@@ -16,6 +16,7 @@ import { createInvalidator, type InvalidationEngine } from '../../invalidation/c
 import { SiblingRouting, siblingSocket } from '../../proxy/home-routing.js';
 import { buildDataPlane } from '../data-plane.js';
 import { SharedClock } from '../shared-clock.js';
+import { DrainFlag } from '../drain-flag.js';
 import { Teardown } from '../teardown.js';
 import { pinTickObjectShape } from '../tick-object-shape.js';
 import { ConfigReloader } from '../reload/config-reloader.js';
@@ -35,6 +36,7 @@ export interface WorkerNode {
   readonly invalidator: InvalidationEngine;
   readonly registry: Registry;
   readonly warm: WorkerWarmTier | undefined;
+  /** Resolves once this thread's in-flight requests are done (or the drain timed out). */
   drain(): Promise<void>;
   reload(next: Config): Promise<unknown>;
   report(): void;
@@ -95,7 +97,6 @@ async function openWorkerNode(start: WorkerStart & { slot: number }, channel: Ma
   teardown.add(() => home.close());
   const reporter = refreshSetup(config).length > 0 ? new ServedReporter((report) => channel.sendServed(report)) : undefined;
   if (reporter) teardown.add(() => reporter.close());
-  let draining = false;
   const plane = await buildDataPlane({
     config,
     logger,
@@ -103,7 +104,7 @@ async function openWorkerNode(start: WorkerStart & { slot: number }, channel: Ma
     metrics,
     cache,
     invalidator,
-    isDraining: () => draining,
+    isDraining: DrainFlag.over(start.drainFlag).isDraining,
     servable,
     peer,
     home,
@@ -132,7 +133,6 @@ async function openWorkerNode(start: WorkerStart & { slot: number }, channel: Ma
     registry: metrics.registry,
     warm,
     drain: async () => {
-      draining = true;
       await plane.inFlight.idle(DRAIN_TIMEOUT_MS);
     },
     reload: async (next) => {

@@ -64,6 +64,7 @@ export function workerThreadsSide(threads: number, options: StartNodeOptions): D
           siblingToken,
           limits: limitsMemory,
           serveGate: cluster?.gate.buffer,
+          drainFlag: control.drainFlag.buffer,
           tracingBatch: options.tracingBatch,
           onWorkerExit: (slot, threadId) => clearWorker(limits, slot, threadId),
         },

@@ -44,6 +44,8 @@ export interface WorkerStart {
   accessLog: SharedAccessLog;
   /** A clustered node's serve gate (lease and catch-up, serve-gate.ts), written by the main thread. */
   serveGate: SharedArrayBuffer | undefined;
+  /** Whether the node drains (drain-flag.ts), written by the main thread. */
+  drainFlag: SharedArrayBuffer;
   /** Tests only: the span export's batching (StartNodeOptions.tracingBatch). */
   tracingBatch: Partial<BatchLimits> | undefined;
 }
@@ -66,6 +68,7 @@ export interface DataPlaneWorkersOptions {
   siblingToken: string;
   limits: NodeLimitsMemory;
   serveGate: SharedArrayBuffer | undefined;
+  drainFlag: SharedArrayBuffer;
   tracingBatch: Partial<BatchLimits> | undefined;
   /** Told of each worker that exited (its slot and thread), after the hot tier was repaired. */
   onWorkerExit: (slot: number, threadId: number) => void;
@@ -102,6 +105,7 @@ export class DataPlaneWorkers {
       limits: options.limits,
       accessLog: this.#accessLog,
       serveGate: options.serveGate,
+      drainFlag: options.drainFlag,
       tracingBatch: options.tracingBatch,
     });
     this.#supervisor = new WorkerSupervisor({
@@ -199,7 +203,7 @@ export class DataPlaneWorkers {
     await this.#supervisor.calls.call('report', null, { onFailure: 'report' });
   }
 
-  /** Every worker stops taking new work; resolves once each drained. */
+  /** Resolves once every worker's in-flight requests are done (the drain flag stopped their keep-alive). */
   async drain(): Promise<void> {
     await this.#supervisor.calls.call('drain', null, { onFailure: 'report', timeoutMs: DRAIN_CALL_TIMEOUT_MS });
   }
