@@ -47,6 +47,12 @@ export function majorityOf(others: number): number {
 export class LeaseKeeper {
   /** When each member last answered a round of ours, as of the round's sending. */
   readonly #heard = new Map<string, number>();
+  /**
+   * When each member that has not answered yet entered the view. It counts as heard then: a member
+   * just learned of (a join) has not had a round to answer, and the view growing must not take a lease
+   * that a majority of the old view still gives (every node would lose and regain it on joining).
+   */
+  readonly #joined = new Map<string, number>();
   /** When this member last answered each asker. */
   readonly #answered = new Map<string, number>();
   #validUntil = Number.NEGATIVE_INFINITY;
@@ -119,6 +125,7 @@ export class LeaseKeeper {
   #answer(name: string, sentAt: number): void {
     if (this.#stopped || (this.#heard.get(name) ?? Number.NEGATIVE_INFINITY) >= sentAt) return;
     this.#heard.set(name, sentAt);
+    this.#joined.delete(name);
     this.#recompute();
     this.#check(this.options.clock.now());
   }
@@ -126,10 +133,12 @@ export class LeaseKeeper {
   /** The lease runs to `leaseMs` after the round in which the majority-th member last answered. */
   #recompute(): void {
     const view = this.member.view();
+    const now = this.options.clock.now();
+    for (const name of view) if (!this.#heard.has(name) && !this.#joined.has(name)) this.#joined.set(name, now);
     const needed = majorityOf(view.length);
-    const times = view.map((name) => this.#heard.get(name) ?? Number.NEGATIVE_INFINITY).sort((a, b) => b - a);
+    const times = view.map((name) => this.#heard.get(name) ?? this.#joined.get(name) ?? Number.NEGATIVE_INFINITY).sort((a, b) => b - a);
     const validUntil = needed === 0 ? Number.POSITIVE_INFINITY : (times[needed - 1] ?? Number.NEGATIVE_INFINITY) + this.options.leaseMs;
-    for (const name of this.#heard.keys()) if (!view.includes(name)) this.#heard.delete(name);
+    for (const names of [this.#heard, this.#joined]) for (const name of names.keys()) if (!view.includes(name)) names.delete(name);
     if (validUntil === this.#validUntil) return;
     this.#validUntil = validUntil;
     this.options.onRenewed?.(validUntil);

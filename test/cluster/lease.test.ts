@@ -68,3 +68,20 @@ test('a paused member holds no lease the moment it resumes, and regains it once 
   assert.deepEqual(events.get('node-2'), ['lost', 'regained']);
   for (const each of keepers.values()) each.stop();
 });
+
+test('members that start alone and then join hold their lease throughout: the view growing takes none', async () => {
+  const cluster = await simCluster(5, { seed: 'lease-join' });
+  const lost: string[] = [];
+  const keepers = [...cluster.members].map(([name, member]) => {
+    const keeper = new LeaseKeeper(member, { leaseMs: LEASE_MS, clock: cluster.network.node(name).clock, onLost: () => lost.push(name) });
+    keeper.start();
+    return keeper;
+  });
+  await cluster.run(30_000);
+  assert.ok(converged(cluster.running()));
+  assert.deepEqual(lost, [], 'no member lost its lease while the others joined');
+  for (const keeper of keepers) {
+    assert.ok(keeper.holds());
+    keeper.stop();
+  }
+});
