@@ -34,6 +34,7 @@ export function createAdminServer(router: AdminRouter, options: AdminServerOptio
   const { logger, rejections } = options;
   return createEdgeServer({
     limits: options.limits,
+    fromClients: true,
     rejections,
     smugglingRejected: options.smugglingRejected,
     errorBody: adminErrorBody,

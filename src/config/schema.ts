@@ -379,6 +379,11 @@ const limitsSchema = object({
     integer(1024, 'an integer number of bytes of at least 1024', 'largest request header section; 431 beyond'),
     16_384,
   ),
+  /**
+   * 100, Envoy's `max_headers_count`: browsers send 10 to 30 fields; a client sending thousands of
+   * short ones pushes the fields a proxy adds past an origin's own limit (Node keeps 2,000).
+   */
+  max_header_fields: v.optional(integer(1, 'an integer of at least 1', 'most header fields in a request; 431 beyond'), 100),
   /** 10 s: a client on a slow link sends its headers within a second or two; slowloris does not. */
   header_timeout: v.optional(positiveDuration('time allowed for a request\'s headers to arrive; 408 after it'), '10s'),
   /** 30 s: a stalled upload releases its origin connection within half a minute. */

@@ -1,18 +1,23 @@
 // An HTTP listener facing the network (the data plane and the admin API): Node's server with the
-// limits of the configuration, and an answer with the right status for everything Node refuses
-// before a handler runs: 431 for an oversized header section, 408 for headers that do not arrive in
-// time, 400 (counted as smuggling) for ambiguous framing, 405 for CONNECT, 417 for an expectation
-// svc cannot meet. Each is logged once with its reason (rejections.ts).
+// limits of the configuration, a door that reads every request head before Node's parser does
+// (door.ts: exact header size and field count, request line, transfer coding), and an answer with the
+// right status for everything refused before a handler runs: 431 for an oversized header section, 505
+// for an HTTP version other than 1.0 and 1.1, 501 for a transfer coding other than chunked, 408 for
+// headers that do not arrive in time, 400 (counted as smuggling) for ambiguous framing, 405 for
+// CONNECT, 417 for an expectation svc cannot meet. Each is logged once with its reason (rejections.ts).
 import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Counter } from 'prom-client';
 import { classifyClientError } from './client-errors.js';
+import { openDoor } from './door.js';
 import { pathForLog, type RejectionLog } from './rejections.js';
 
 export interface ListenerLimits {
-  /** Largest request header section (request line and fields); 431 beyond. */
+  /** Largest request header section, request line to its final CRLF, as received; 431 beyond. */
   readonly maxHeaderBytes: number;
+  /** Most field lines in a request's header section; 431 beyond. */
+  readonly maxHeaderFields: number;
   /** Time allowed for a request's header section to arrive; 408 after it. */
   readonly headerTimeoutMs: number;
   /** How long an idle keep-alive connection is kept open. */
@@ -24,6 +29,11 @@ export type ErrorBody = (status: number, reason: string, requestId: string) => {
 
 export interface EdgeServerOptions {
   readonly limits: ListenerLimits;
+  /**
+   * False only for a data-plane thread's internal listener: its requests come from the node's own
+   * threads, which let them through their door and add fields of their own, so it has no door.
+   */
+  readonly fromClients: boolean;
   readonly rejections: RejectionLog;
   readonly smugglingRejected: Counter;
   readonly errorBody: ErrorBody;
@@ -73,6 +83,13 @@ export function answerAndClose(response: ServerResponse, status: number, answer:
   response.end(head ? undefined : answer.body);
 }
 
+/** A refusal made before a handler runs: its status, its reason word, and whether it is smuggling. */
+interface Refusal {
+  readonly status: number;
+  readonly reason: string;
+  readonly smuggling: boolean;
+}
+
 export function createEdgeServer(options: EdgeServerOptions): Server {
   const { limits, rejections, errorBody, handler } = options;
   /**
@@ -80,15 +97,40 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
    * meanwhile. Only answers that outlive their handler's call are noted (every hit ends before).
    */
   const answering = new WeakMap<object, { request: IncomingMessage; response: ServerResponse }>();
-  const track: RequestListener = (request, response) => {
-    handler(request, response);
-    if (response.writableEnded) return;
-    const socket = request.socket;
-    answering.set(socket, { request, response });
-    response.once('close', () => {
-      if (answering.get(socket)?.response === response) answering.delete(socket);
+  /** Connections whose refusal was answered: whatever the client sends after it is not read. */
+  const answered = new WeakSet<object>();
+
+  /** Answers a refusal on a connection no handler answers, and closes it; `head` names the refused request. */
+  const refuse = (socket: Duplex & { remoteAddress?: string; remotePort?: number }, refusal: Refusal, head?: { method?: string; target?: string }): void => {
+    answered.add(socket);
+    if (refusal.smuggling) options.smugglingRejected.inc();
+    const requestId = randomUUID();
+    const pending = answering.get(socket);
+    rejections.record({
+      status: refusal.status,
+      reason: refusal.reason,
+      requestId,
+      remote: remoteOf(socket),
+      method: head === undefined ? pending?.request.method : head.method,
+      path: pathForLog(head === undefined ? pending?.request.url : head.target),
     });
+    const answer = errorBody(refusal.status, refusal.reason, requestId);
+    const answerRaw = (): void => {
+      if (socket.writable) socket.end(rawAnswer(refusal.status, answer));
+      else socket.destroy();
+    };
+    if (pending === undefined) {
+      answerRaw();
+    } else if (!pending.request.complete) {
+      // The request being answered is the one whose body broke or stalled.
+      answerAndClose(pending.response, refusal.status, answer, pending.request.method === 'HEAD');
+      pending.response.once('finish', () => socket.destroy());
+    } else {
+      // A pipelined request refused behind one still being answered: its answer follows that one's.
+      pending.response.once('close', () => (pending.response.writableFinished ? answerRaw() : socket.destroy()));
+    }
   };
+
   const server = createServer(
     {
       maxHeaderSize: limits.maxHeaderBytes,
@@ -101,48 +143,63 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
       // Host is checked by the handlers, so a missing one is logged and answered like every refusal.
       requireHostHeader: false,
     },
-    track,
+    (request, response) => track(request, response),
   );
+  // Node keeps the first 2,000 fields by default and drops the rest unsaid. A client's head holds no
+  // more than the door lets through; the internal listener's come from the node's own threads.
+  server.maxHeadersCount = options.fromClients ? limits.maxHeaderFields : 0;
+  const door = options.fromClients
+    ? openDoor(server, { maxHeaderBytes: limits.maxHeaderBytes, maxHeaderFields: limits.maxHeaderFields }, (socket, refusal) =>
+        refuse(socket, { ...refusal, smuggling: false }, refusal),
+      )
+    : undefined;
 
-  server.on('clientError', (error: Error & { code?: string }, socket: Duplex & { remoteAddress?: string; remotePort?: number }) => {
-    const verdict = classifyClientError(error.code);
-    if (verdict === undefined) {
+  /** Whether a request the parser reports is to be answered: the door let its head through. */
+  const admitted = (request: IncomingMessage, response: ServerResponse): boolean => {
+    if (door === undefined || door.admits(request)) return true;
+    // A head the door refused is answered by the door, as is whatever the parser reports after it.
+    if (door.refused(request.socket)) return false;
+    answered.add(request.socket);
+    options.smugglingRejected.inc();
+    const requestId = randomUUID();
+    rejections.record({ status: 400, reason: 'smuggling', requestId, remote: remoteOf(request.socket), method: request.method, path: pathForLog(request.url) });
+    answerAndClose(response, 400, errorBody(400, 'smuggling', requestId), request.method === 'HEAD');
+    return false;
+  };
+
+  const track: RequestListener = (request, response) => {
+    if (!admitted(request, response)) return;
+    handler(request, response);
+    if (response.writableEnded) return;
+    const socket = request.socket;
+    answering.set(socket, { request, response });
+    response.once('close', () => {
+      if (answering.get(socket)?.response === response) answering.delete(socket);
+    });
+  };
+
+  server.on('clientError', (error: Error & { code?: string; bytesParsed?: number }, socket: Duplex & { remoteAddress?: string; remotePort?: number }) => {
+    // Answered already: what else the client sent is not read.
+    if (answered.has(socket)) {
       socket.destroy();
       return;
     }
-    if (verdict.smuggling) options.smugglingRejected.inc();
-    const requestId = randomUUID();
-    const pending = answering.get(socket);
-    rejections.record({
-      status: verdict.status,
-      reason: verdict.reason,
-      requestId,
-      remote: remoteOf(socket),
-      method: pending?.request.method,
-      path: pathForLog(pending?.request.url),
-    });
-    const answer = errorBody(verdict.status, verdict.reason, requestId);
-    if (pending === undefined) {
-      if (socket.writable) socket.end(rawAnswer(verdict.status, answer));
-      else socket.destroy();
-    } else if (!pending.request.complete) {
-      // The request being answered is the one whose body broke or stalled.
-      answerAndClose(pending.response, verdict.status, answer, pending.request.method === 'HEAD');
-      pending.response.once('finish', () => socket.destroy());
-    } else {
-      // A pipelined request broke behind one still being answered: nothing can be said in order.
-      socket.destroy();
-    }
+    if (door?.answersParseError(socket, error.bytesParsed)) return;
+    const verdict = classifyClientError(error.code);
+    if (verdict === undefined) socket.destroy();
+    else refuse(socket, verdict);
   });
 
   // svc is no forward proxy: CONNECT (authority-form) is refused, not left hanging.
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+    if (door?.refused(socket)) return;
     const requestId = randomUUID();
     rejections.record({ status: 405, reason: 'connect', requestId, remote: remoteOf(request.socket), method: 'CONNECT' });
     socket.end(rawAnswer(405, errorBody(405, 'connect', requestId)));
   });
 
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    if (!admitted(request, response)) return;
     const requestId = randomUUID();
     rejections.record({
       status: 417,

@@ -114,6 +114,7 @@ export async function buildDataPlane(options: DataPlaneOptions): Promise<DataPla
     rejections: createRejectionLog('data', logger, metrics.edge.rejected),
     limits: {
       maxHeaderBytes: config.limits.max_header_bytes,
+      maxHeaderFields: config.limits.max_header_fields,
       headerTimeoutMs: config.limits.header_timeout,
       keepAliveTimeoutMs: config.limits.keep_alive_timeout,
     },

@@ -243,7 +243,12 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
   mountDrainRoute(router, { drain, rejections: adminRejections });
   const adminServer = createAdminServer(router, {
     logger,
-    limits: { maxHeaderBytes: config.limits.max_header_bytes, headerTimeoutMs: config.limits.header_timeout, keepAliveTimeoutMs: config.limits.keep_alive_timeout },
+    limits: {
+      maxHeaderBytes: config.limits.max_header_bytes,
+      maxHeaderFields: config.limits.max_header_fields,
+      headerTimeoutMs: config.limits.header_timeout,
+      keepAliveTimeoutMs: config.limits.keep_alive_timeout,
+    },
     bodyIdleTimeoutMs: config.limits.body_idle_timeout,
     rejections: adminRejections,
     smugglingRejected: metrics.smugglingRejected,

@@ -48,6 +48,14 @@ export interface DataPlaneDeps extends ExchangeDeps, EdgeRequestOptions {
 }
 
 /**
+ * How much larger than a client's head a head on the internal listener may be. A sibling hands over
+ * a head its door let through, with the node's token and the client's edge as JSON, which holds the
+ * target three times more (path and query, path, key), each up to twice as long once escaped (a
+ * target of backslashes): at most 7 times the client's head.
+ */
+const HANDED_HEAD_FACTOR = 8;
+
+/**
  * The data-plane listener. With `internal`, the listener of a thread's own Unix socket: requests a
  * sibling thread hands over carry the client's edge, checked by the node's token (home-routing.ts).
  */
@@ -64,7 +72,8 @@ export function createDataPlaneServer(deps: DataPlaneDeps, internal?: Pick<Sibli
     return caching;
   };
   return createEdgeServer({
-    limits: deps.limits,
+    limits: internal === undefined ? deps.limits : { ...deps.limits, maxHeaderBytes: deps.limits.maxHeaderBytes * HANDED_HEAD_FACTOR },
+    fromClients: internal === undefined,
     rejections: deps.rejections,
     smugglingRejected: deps.smugglingRejected,
     errorBody: dataPlaneErrorBody,

@@ -52,27 +52,35 @@ function forwardedElement(forwarding: Forwarding): string {
 
 /**
  * Builds the header fields sent to the origin from the client's raw header list
- * (`IncomingMessage.rawHeaders`: name, value, name, value…).
+ * (`IncomingMessage.rawHeaders`: name, value, name, value…). svc's own fields come first: an origin
+ * that keeps only so many fields (Node keeps 2,000) keeps svc's, whatever the client sent after them.
  */
 export function originRequestHeaders(rawHeaders: readonly string[], forwarding: Forwarding): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
+  const { peerAddress, forwardedFor, forwarded } = forwarding;
+  const headers: Record<string, string | string[]> = {
+    host: forwarding.host,
+    'x-forwarded-host': forwarding.host,
+    'x-forwarded-proto': forwarding.scheme,
+  };
+  if (peerAddress !== '') headers['x-forwarded-for'] = forwardedFor === undefined ? peerAddress : `${forwardedFor}, ${peerAddress}`;
+  headers.forwarded = forwarded === undefined ? forwardedElement(forwarding) : `${forwarded}, ${forwardedElement(forwarding)}`;
+  // Its place taken now; the client's Via lines go before svc's own entry (RFC 9110 §7.6.3).
+  headers.via = VIA_VALUE;
+  let via: string[] | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
     if (HOP_BY_HOP_FIELDS.has(name) || SET_BY_SVC.has(name) || forwarding.strip.has(name) || name.startsWith(SVC_FIELD_PREFIX)) continue;
     const value = rawHeaders[i + 1]!;
+    if (name === 'via') {
+      (via ??= []).push(value);
+      continue;
+    }
     const existing = headers[name];
     if (existing === undefined) headers[name] = value;
     else if (Array.isArray(existing)) existing.push(value);
     else headers[name] = [existing, value];
   }
-  headers.host = forwarding.host;
-  headers['x-forwarded-host'] = forwarding.host;
-  headers['x-forwarded-proto'] = forwarding.scheme;
-  const { peerAddress, forwardedFor, forwarded } = forwarding;
-  if (peerAddress !== '') headers['x-forwarded-for'] = forwardedFor === undefined ? peerAddress : `${forwardedFor}, ${peerAddress}`;
-  headers.forwarded = forwarded === undefined ? forwardedElement(forwarding) : `${forwarded}, ${forwardedElement(forwarding)}`;
-  const via = headers.via;
-  headers.via = via === undefined ? VIA_VALUE : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA_VALUE}`;
+  if (via !== undefined) headers.via = `${via.join(', ')}, ${VIA_VALUE}`;
   return headers;
 }
 

@@ -43,7 +43,7 @@ describe('admin request guards', () => {
     router.on('POST', '/ban', async (request, response) => sendJson(response, 200, await readJsonBody(request.raw, banRequestSchema)));
     server = createAdminServer(router, {
       logger,
-      limits: { maxHeaderBytes: 16_384, headerTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000 },
+      limits: { maxHeaderBytes: 16_384, maxHeaderFields: 100, headerTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000 },
       bodyIdleTimeoutMs: 30_000,
       rejections,
       smugglingRejected: metrics.smugglingRejected,

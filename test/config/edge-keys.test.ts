@@ -27,6 +27,7 @@ describe('edge configuration keys', () => {
     assert.deepEqual(config.trusted_proxies, []);
     assert.deepEqual(config.limits, {
       max_header_bytes: 16_384,
+      max_header_fields: 100,
       header_timeout: 10_000,
       body_idle_timeout: 30_000,
       keep_alive_timeout: 5_000,
@@ -45,7 +46,7 @@ describe('edge configuration keys', () => {
   test('bad values are named by key path', () => {
     const lines = problems(
       minimal(
-        { trusted_proxies: ['10.0.0.0/33', 'proxy.local'], limits: { header_timeout: 0, max_header_bytes: 100, keep_alive_timeout: '5 s' }, admin: { auth_failure_window: 0 } },
+        { trusted_proxies: ['10.0.0.0/33', 'proxy.local'], limits: { header_timeout: 0, max_header_bytes: 100, max_header_fields: 0, keep_alive_timeout: '5 s' }, admin: { auth_failure_window: 0 } },
         { methods: ['get'], strip_request_headers: ['X-Upper'] },
         { queue_timeout: 'soon' },
       ),
@@ -55,6 +56,7 @@ describe('edge configuration keys', () => {
       'trusted_proxies[1]',
       'limits.header_timeout',
       'limits.max_header_bytes',
+      'limits.max_header_fields',
       'limits.keep_alive_timeout',
       'admin.auth_failure_window',
       'routes[0].methods[0]',

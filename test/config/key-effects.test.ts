@@ -167,6 +167,10 @@ const EFFECTS: Record<string, Proof> = {
 
   limits: { file: 'test/edge/limits.test.ts', title: 'a header section over limits.max_header_bytes is 431 on the data plane and the admin listener' },
   'limits.max_header_bytes': { file: 'test/edge/limits.test.ts', title: 'a header section over limits.max_header_bytes is 431 on the data plane and the admin listener' },
+  'limits.max_header_fields': {
+    file: 'test/edge/limits.test.ts',
+    title: 'more field lines than limits.max_header_fields is 431 on the data plane and the admin listener; as many passes',
+  },
   'limits.header_timeout': { file: 'test/edge/limits.test.ts', title: 'headers that do not arrive within limits.header_timeout get 408 and a closed connection' },
   'limits.body_idle_timeout': { file: 'test/edge/limits.test.ts', title: 'a request body that stalls for limits.body_idle_timeout gets 408; the origin request is abandoned' },
   'limits.keep_alive_timeout': { file: 'test/edge/limits.test.ts', title: 'an idle keep-alive connection is closed after limits.keep_alive_timeout' },

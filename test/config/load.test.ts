@@ -83,7 +83,7 @@ describe('defaults', () => {
       tracing: { endpoint: '', service_name: 'svc', sampling_rate: 1 },
       log: { format: 'json', access_query: 'omit' },
       trusted_proxies: [],
-      limits: { max_header_bytes: 16_384, header_timeout: 10_000, body_idle_timeout: 30_000, keep_alive_timeout: 5_000, max_in_flight_per_client: 32 },
+      limits: { max_header_bytes: 16_384, max_header_fields: 100, header_timeout: 10_000, body_idle_timeout: 30_000, keep_alive_timeout: 5_000, max_in_flight_per_client: 32 },
     });
   });
 
@@ -143,7 +143,7 @@ describe('a file setting every key', () => {
     assert.deepEqual([config.pools[0]?.upload_connections, config.pools[0]?.queue_timeout], [4, 2_000]);
     assert.deepEqual([config.admin.auth_failure_limit, config.admin.auth_failure_window], [5, 300_000]);
     assert.deepEqual(config.trusted_proxies, ['10.0.0.0/8', 'fd00::/8']);
-    assert.deepEqual(config.limits, { max_header_bytes: 8_192, header_timeout: 5_000, body_idle_timeout: 10_000, keep_alive_timeout: 75_000, max_in_flight_per_client: 8 });
+    assert.deepEqual(config.limits, { max_header_bytes: 8_192, max_header_fields: 64, header_timeout: 5_000, body_idle_timeout: 10_000, keep_alive_timeout: 75_000, max_in_flight_per_client: 8 });
     assert.deepEqual(config.routes[0]?.match, { path_prefix: '/static/', host: 'www.example.com' });
     assert.equal(config.routes[1]?.name, '');
     assert.equal(config.routes[1]?.cache.enabled, false);

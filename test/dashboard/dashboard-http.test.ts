@@ -253,7 +253,7 @@ describe('sessions across time, admin tokens and TLS', () => {
     });
     const http = createAdminServer(router, {
       logger,
-      limits: { maxHeaderBytes: 16_384, headerTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000 },
+      limits: { maxHeaderBytes: 16_384, maxHeaderFields: 100, headerTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000 },
       bodyIdleTimeoutMs: 30_000,
       rejections,
       smugglingRejected: metrics.smugglingRejected,

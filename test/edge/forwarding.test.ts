@@ -114,6 +114,38 @@ describe('forwarding fields (item 4)', () => {
       assert.equal(seen.forwarded, 'for=203.0.113.7;proto=https, for=127.0.0.1;host=shop.test;proto=https');
     }));
 
+  test('svc\'s forwarding fields reach the origin first and once: a client\'s copies are neither ahead of them nor instead of them (issue 29)', () =>
+    withNode({}, async (svc, origin) => {
+      const padding = Array.from({ length: 90 }, (_, i) => `X-F${i}: v`);
+      const answer = await send(
+        svc,
+        rawGet('/f-first', ['X-Forwarded-For: 6.6.6.6', 'Forwarded: for=6.6.6.6', 'X-Forwarded-Host: evil.test', 'X-Forwarded-Proto: https', ...padding, 'Host: shop.test', 'X-Forwarded-For: 7.7.7.7']),
+      );
+      assert.equal(answer.status, 200);
+      const raw = origin.requests.at(-1)!.rawHeaders;
+      const names = raw.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase());
+      const own = ['host', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-for', 'forwarded'];
+      const firstOfClient = names.indexOf('x-f0');
+      for (const name of own) assert.ok(names.indexOf(name) < firstOfClient, `${name} comes before any field of the client's`);
+      for (const name of own) assert.equal(names.filter((seen) => seen === name).length, 1, name);
+      const value = (name: string) => raw[names.indexOf(name) * 2 + 1];
+      assert.equal(value('x-forwarded-for'), '127.0.0.1');
+      assert.equal(value('forwarded'), 'for=127.0.0.1;host=shop.test;proto=http');
+      assert.equal(value('x-forwarded-host'), 'shop.test');
+      assert.equal(value('x-forwarded-proto'), 'http');
+      assert.equal(names.filter((name) => name.startsWith('x-f') && /^x-f\d+$/.test(name)).length, padding.length, 'the client\'s other fields follow');
+    }));
+
+  test('from a trusted proxy, the extended chain comes first too', () =>
+    withNode({ trusted_proxies: ['127.0.0.0/8'] }, async (svc, origin) => {
+      await send(svc, rawGet('/f-first-trusted', ['X-Kept: 1', 'Host: shop.test', 'X-Forwarded-For: 203.0.113.7', 'Forwarded: for=203.0.113.7']));
+      const raw = origin.requests.at(-1)!.rawHeaders;
+      const names = raw.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase());
+      assert.ok(names.indexOf('x-forwarded-for') < names.indexOf('x-kept') && names.indexOf('forwarded') < names.indexOf('x-kept'));
+      assert.equal(raw[names.indexOf('x-forwarded-for') * 2 + 1], '203.0.113.7, 127.0.0.1');
+      assert.equal(raw[names.indexOf('forwarded') * 2 + 1], 'for=203.0.113.7, for=127.0.0.1;host=shop.test;proto=http');
+    }));
+
   test('method and URL overrides, and host or scheme hints svc does not key, are stripped by default', () =>
     withNode({}, async (svc, origin) => {
       const stripped = ['X-HTTP-Method-Override: DELETE', 'X-Original-URL: /admin', 'X-Rewrite-URL: /admin', 'X-Forwarded-Port: 8443', 'X-Forwarded-Ssl: on', 'X-Host: evil.test'];

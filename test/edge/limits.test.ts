@@ -1,6 +1,7 @@
 // Issue 14 item 5, on a real node with raw bytes: header size (431), header timeout (408), request
 // body idle timeout (408), keep-alive idle timeout, in-flight origin requests per client (429), a
 // budget of upload connections apart from the fills', and 504 when no origin connection comes in time.
+// Issue 29 item 1: the header section measured in bytes exactly as received, and its field lines capped.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
@@ -45,6 +46,36 @@ describe('limits and timeouts at the edge', () => {
       assert.equal(await rejectedMetric(svc, 'data', 'header_too_large'), 1);
       assert.equal(await rejectedMetric(svc, 'admin', 'header_too_large'), 1);
       assert.equal((await sendRaw(svc.dataUrl, rawGet('/h', ['Host: shop.test']), { untilResponse: true })).status, 200);
+    }));
+
+  test('limits.max_header_bytes is measured exactly as received: a header section of that many bytes passes, one more is 431', async () =>
+    withNode(await readingOrigin(), { limits: { max_header_bytes: 2048 } }, async (svc) => {
+      const head = (bytes: number, listenerHost: string, path: string) => {
+        const bare = rawGet(path, [`Host: ${listenerHost}`, 'X-Pad: ']);
+        return rawGet(path, [`Host: ${listenerHost}`, `X-Pad: ${'p'.repeat(bytes - bare.length)}`]);
+      };
+      assert.equal(head(2048, 'shop.test', '/h').length, 2048);
+      assert.equal((await sendRaw(svc.dataUrl, head(2048, 'shop.test', '/h'), { untilResponse: true })).status, 200);
+      assert.equal((await sendRaw(svc.dataUrl, head(2049, 'shop.test', '/h'))).status, 431);
+      assert.equal((await sendRaw(svc.adminUrl, head(2048, 'admin', '/healthz'), { untilResponse: true })).status, 200);
+      assert.equal((await sendRaw(svc.adminUrl, head(2049, 'admin', '/healthz'))).status, 431);
+      assert.equal(await rejectedMetric(svc, 'data', 'header_too_large'), 1);
+      assert.equal(await rejectedMetric(svc, 'admin', 'header_too_large'), 1);
+    }));
+
+  test('more field lines than limits.max_header_fields is 431 on the data plane and the admin listener; as many passes', async () =>
+    withNode(await readingOrigin(), { limits: { max_header_fields: 10 } }, async (svc) => {
+      const fields = (count: number) => Array.from({ length: count }, (_, i) => `X-F${i}: v`);
+      assert.equal((await sendRaw(svc.dataUrl, rawGet('/f', ['Host: shop.test', ...fields(9)]), { untilResponse: true })).status, 200);
+      const over = await sendRaw(svc.dataUrl, rawGet('/f', ['Host: shop.test', ...fields(10)]));
+      assert.equal(over.status, 431);
+      assert.ok(over.closed);
+      assert.equal((await sendRaw(svc.adminUrl, rawGet('/healthz', ['Host: admin', ...fields(9)]), { untilResponse: true })).status, 200);
+      const admin = await sendRaw(svc.adminUrl, rawGet('/healthz', ['Host: admin', ...fields(10)]));
+      assert.equal(admin.status, 431);
+      assert.equal((JSON.parse(admin.body) as { error: { code: string } }).error.code, 'too_many_header_fields');
+      assert.equal(await rejectedMetric(svc, 'data', 'too_many_header_fields'), 1);
+      assert.equal(await rejectedMetric(svc, 'admin', 'too_many_header_fields'), 1);
     }));
 
   test('headers that do not arrive within limits.header_timeout get 408 and a closed connection', async () =>

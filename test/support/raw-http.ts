@@ -24,6 +24,8 @@ export interface RawOptions {
   untilResponse?: boolean;
   /** Stop waiting as soon as the head of a final response arrived (a HEAD's answer has no body). */
   untilHead?: boolean;
+  /** Stop waiting once this many final responses arrived whole (pipelined requests' answers). */
+  untilAnswers?: number;
   /** Connect from this local address (another loopback address is another client). */
   localAddress?: string;
   /** End the sending side after the bytes: the server sees the end of the stream at once. */
@@ -66,6 +68,28 @@ function completeResponse(text: string): boolean {
   return length !== undefined && Buffer.byteLength(parsed.body, 'latin1') >= Number(length);
 }
 
+/** How many final responses arrived whole, one after another (by Content-Length, or a chunked body's last chunk). */
+function completeAnswers(text: string): number {
+  let count = 0;
+  let at = 0;
+  for (;;) {
+    const headEnd = text.indexOf('\r\n\r\n', at);
+    if (headEnd < 0) return count;
+    const head = text.slice(at, headEnd);
+    let end = headEnd + 4;
+    const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+    if (length) end += Number(length[1]);
+    else if (/\r\ntransfer-encoding: *chunked/i.test(head)) {
+      const last = text.indexOf('\r\n0\r\n\r\n', headEnd);
+      if (last < 0) return count;
+      end = last + 7;
+    }
+    if (end > text.length) return count;
+    if (!/^HTTP\/1\.[01] 1\d\d/.test(head)) count++;
+    at = end;
+  }
+}
+
 function finalHead(text: string): boolean {
   const parsed = parse(text, false);
   return parsed.status !== undefined && parsed.status !== 100 && text.includes('\r\n\r\n');
@@ -104,6 +128,7 @@ export function sendRaw(url: string, bytes: string | Buffer, options: RawOptions
       const text = Buffer.concat(chunks).toString('latin1');
       if (options.untilResponse && completeResponse(text)) finish(false);
       if (options.untilHead && finalHead(text)) finish(false);
+      if (options.untilAnswers !== undefined && completeAnswers(text) >= options.untilAnswers) finish(false);
     });
     socket.on('error', () => finish(true));
     socket.on('close', () => finish(true));

@@ -22,6 +22,8 @@ export interface RecordedRequest {
   method: string;
   url: string;
   headers: IncomingMessage['headers'];
+  /** The fields in the order they came: name, value, name, value… */
+  rawHeaders: string[];
 }
 
 export type OriginHandler = (request: IncomingMessage, index: number) => OriginReply | Promise<OriginReply>;
@@ -39,7 +41,7 @@ export async function startTestOrigin(handler: OriginHandler = () => ({ body: 'o
   const requests: RecordedRequest[] = [];
   const server: Server = createServer(async (request, response) => {
     const index = requests.length;
-    requests.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers });
+    requests.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, rawHeaders: request.rawHeaders });
     request.resume();
     const reply = await current(request, index);
     if (reply.hang) return;
