@@ -1,17 +1,28 @@
 // `svc serve --config <file> [--log-format json|pretty]`: runs a node until SIGINT or SIGTERM, then
-// stops it cleanly (listeners closed, warm tier flushed). SIGHUP reloads the configuration file
-// without a restart (docs/operations.md "Reload"); what cannot change while running is refused and
-// the running configuration stays. Errors nothing else caught go to the last resort
-// (src/node/last-resort.ts) while the node runs.
+// stops it cleanly (listeners closed, warm tier flushed), and the process ends within
+// STOP_DEADLINE_MS of the signal whatever a step of the stop waits for (docs/operations.md
+// "Stopping"). A signal that comes while the node is still starting ends the process at once (the
+// signal's default action): nothing was served yet, and the warm tier and its lock survive it as they
+// survive kill -9. SIGHUP reloads the configuration file without a restart (docs/operations.md
+// "Reload"); what cannot change while running is refused and the running configuration stays. Errors
+// nothing else caught go to the last resort (src/node/last-resort.ts) while the node runs.
 import { defineCommand } from 'citty';
 import { loadConfigFile } from '../config/index.js';
 import { createLogger, LogOutput, type LogFormat } from '../observe/logger.js';
 import { startNode } from '../node/svc-node.js';
+import { STOP_GRACE_MS } from '../node/listeners.js';
 import type { ReloadStep } from '../node/reload/config-reloader.js';
 import { installLastResort } from '../node/last-resort.js';
 import { CliError } from './cli-error.js';
 
 const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
+
+/**
+ * How long after SIGINT or SIGTERM the process exits even if the stop has not finished (status 1):
+ * the grace busy requests get, then 4 s to close the rest. A supervisor (systemd, Kubernetes) can
+ * count on it, and a second signal ends the process at once.
+ */
+export const STOP_DEADLINE_MS = STOP_GRACE_MS + 4_000;
 
 /** `log.format` on reload: the output switches, unless --log-format fixed it for this run. */
 function logFormatStep(output: LogOutput, flagFormat: LogFormat | undefined): ReloadStep {
@@ -56,9 +67,18 @@ export const serveCommand = defineCommand({
     process.off('SIGHUP', countHangup);
     process.on('SIGHUP', reload);
     if (hangups > 0) reload();
+    let stopped = false;
     await new Promise<void>((resolve) => {
       const stop = (signal: NodeJS.Signals): void => {
         logger.info({ signal }, 'stopping');
+        // /readyz answers 503 from now on: the data-plane listener is about to close.
+        node.readiness.markDraining();
+        // Unref'd: it fires only when something keeps the process alive, a stop step or a handle left open.
+        setTimeout(() => {
+          logger.fatal({ signal, deadline_ms: STOP_DEADLINE_MS }, stopped ? 'stopped, but something kept the process alive: exiting' : 'the node did not stop in time: exiting');
+          logger.flush();
+          process.exit(1);
+        }, STOP_DEADLINE_MS).unref();
         resolve();
       };
       process.once('SIGINT', stop);
@@ -66,6 +86,7 @@ export const serveCommand = defineCommand({
     });
     process.off('SIGHUP', reload);
     await node.stop();
+    stopped = true;
     removeLastResort();
     logger.flush();
   },

@@ -74,9 +74,10 @@ export async function buildDataPlane(options: DataPlaneOptions): Promise<DataPla
     counters: registerFillCounters(metrics.registry),
   });
   const routing = buildRouting(config, options.limits);
-  // Closed after the listener stops (teardown runs newest first); a reload may have replaced the first pools.
+  // Closed after the listener stops (teardown runs newest first); a reload may have replaced the first
+  // pools. The clients' grace is over by then: an origin request still running serves nobody, and is cut.
   teardown.add(async () => {
-    await Promise.all([...deps.pools.values()].map((pool: UpstreamPool) => pool.close()));
+    await Promise.all([...deps.pools.values()].map((pool: UpstreamPool) => pool.close(0)));
   });
   // Shut down after the listener closed, so the last spans are sent.
   const tracer = await createRequestTracer(config.tracing, {

@@ -58,11 +58,17 @@ export async function probeAddress(listener: string, address: string): Promise<s
   return new URL(url).host;
 }
 
+/**
+ * How long a stopping node lets busy requests finish before it cuts them: their connections, and
+ * the origin requests their fills still read (docs/operations.md "Stopping").
+ */
+export const STOP_GRACE_MS = 2_000;
+
 export async function close(server: Server): Promise<void> {
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();
-    // Connections still busy after a grace period are cut: stop must end.
-    setTimeout(() => server.closeAllConnections(), 2_000).unref();
+    // Connections still busy after the grace are cut: stop must end.
+    setTimeout(() => server.closeAllConnections(), STOP_GRACE_MS).unref();
   });
 }

@@ -179,6 +179,11 @@ export interface DataSide {
   readonly threads: DataPlaneThreads | undefined;
   /** Resolves once the refresher has heard of every hit served so far (SvcNode.gatherHits). */
   gatherHits(): Promise<void>;
+  /**
+   * After build(): resolves true once the warm tier has joined the cache in every thread that serves
+   * (their stores reach it), false when it never will (no warm tier, or its index failed).
+   */
+  warmJoined(): Promise<boolean>;
   /** What a configuration reload changes on this side. */
   reloadParts(): Partial<ReloadableParts>;
 }
@@ -256,7 +261,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
   const adminUrl = await listen(adminServer, 'admin', config.admin.listen, { reusePort: false });
   teardown.add(() => close(adminServer));
 
-  const warm = config.warm ? await openWarm(config, readiness, logger, now, teardown) : undefined;
+  const warm = config.warm ? await openWarm(config, readiness, now, teardown) : undefined;
   // Evictions from the hot tier are demoted to the warm one (when the write-through copy is missing).
   const hot = createHotStore({ maxBytes: config.hot_max_bytes, onEvict: (entry) => cache.demote(entry) });
   const cache = new TieredCache(hot, warm, warm?.indexed);
@@ -319,6 +324,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     options,
     drainFlag,
   });
+  if (warm) reportWarmJoin(warm, side.warmJoined(), config, readiness, logger);
 
   // In a cluster, the admin API's invalidations go to the other nodes too; with a CDN, to the CDN
   // as well, from this node only (peers apply what they receive without forwarding it).
@@ -410,19 +416,26 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
   };
 }
 
-/** Opens the warm tier (log replay) and reports its index as it is rebuilt, without waiting for it. */
-async function openWarm(config: Config, readiness: Readiness, logger: Logger, now: () => number, teardown: Teardown): Promise<WarmStore> {
-  const warmConfig = config.warm!;
-  const warm = await readiness.phase('log_replay', () => openLockedWarmStore(warmConfig, now, teardown, config.cluster?.mode));
+/** Opens the warm tier (log replay), without waiting for its index to be rebuilt. */
+async function openWarm(config: Config, readiness: Readiness, now: () => number, teardown: Teardown): Promise<WarmStore> {
+  const warm = await readiness.phase('log_replay', () => openLockedWarmStore(config.warm!, now, teardown, config.cluster?.mode));
   // Advisory: the node serves (from the hot tier and the origin) while the index is rebuilt.
   readiness.set('warm_store_indexed', false, `indexing ${warm.recordsAtOpen} records`, false);
+  return warm;
+}
+
+/**
+ * Says when the warm tier serves: once its index is rebuilt and every thread that serves reads and
+ * writes it (`joined`). What a thread stores before then stays in the hot tier, so the durability
+ * rule (docs/operations.md "Durability") counts answers from then on only.
+ */
+function reportWarmJoin(warm: WarmStore, joined: Promise<boolean>, config: Config, readiness: Readiness, logger: Logger): void {
+  const warmConfig = config.warm!;
   warm.indexed.then(
     () => {
       const report = warm.openReport;
       if (report.discardedSchema) logger.warn({ discarded: report.discardedSchema }, discardedSchemaMessage(warmConfig.path, report.discardedSchema));
       if (report.discardedMode) logger.warn({ was: report.discardedMode, now: config.cluster?.mode }, 'warm tier was filled under another cluster mode: wiped (spec §1.4)');
-      logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
-      readiness.set('warm_store_indexed', true, `${report.entryCount} entries indexed`, false);
     },
     (error: unknown) => {
       if (error instanceof StoreError && error.code === 'closed') return;
@@ -430,5 +443,10 @@ async function openWarm(config: Config, readiness: Readiness, logger: Logger, no
       readiness.set('warm_store_indexed', false, `indexing failed: ${(error as Error).message}`, false);
     },
   );
-  return warm;
+  void joined.then((serving) => {
+    if (!serving) return;
+    const report = warm.openReport;
+    logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
+    readiness.set('warm_store_indexed', true, `${report.entryCount} entries indexed`, false);
+  });
 }

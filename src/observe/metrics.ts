@@ -62,7 +62,7 @@ export class NodeMetrics {
     gauge('svc_hot_store_entries', 'Objects in the hot tier.', () => this.hot?.entryCount);
     gauge('svc_warm_store_bytes', 'Bytes in the warm tier.', () => this.warm?.byteCount);
     gauge('svc_warm_store_entries', 'Objects in the warm tier.', () => this.warm?.entryCount);
-    gauge('svc_wal_last_sync_timestamp_seconds', 'Time of the last durable warm-tier write.', () =>
+    gauge('svc_wal_last_sync_timestamp_seconds', 'Time of the last log sync: every warm-tier write made before it is on disk.', () =>
       this.warm ? this.warm.lastSyncMs / 1000 : 0,
     );
     const counterFrom = (name: string, help: string, read: () => number | undefined): void => {

@@ -179,8 +179,19 @@ export class UpstreamPool {
     throw lastError ?? new UpstreamError('upstream_error', `pool ${this.name} has no upstream`);
   }
 
-  async close(): Promise<void> {
-    await Promise.all(this.members.flatMap((member) => [member.fills.close(), member.uploads.close()]));
+  /**
+   * Closes every connection once the requests on it are done. With `graceMs`, the requests still
+   * running after it are cut: a node that stops must end whatever an origin does (a fill nobody reads
+   * any more may otherwise read a trickling body for as long as the origin sends it).
+   */
+  async close(graceMs?: number): Promise<void> {
+    const dispatchers = this.members.flatMap((member) => [member.fills, member.uploads]);
+    const cut = graceMs === undefined ? undefined : setTimeout(() => dispatchers.forEach((dispatcher) => void dispatcher.destroy()), graceMs);
+    try {
+      await Promise.all(dispatchers.map((dispatcher) => dispatcher.close()));
+    } finally {
+      clearTimeout(cut);
+    }
   }
 
   /** Healthy upstreams from the round-robin cursor on, then the skipped ones as a last resort. */

@@ -14,6 +14,7 @@ import { discardedSchemaMessage, SCHEMA_VERSION_KEY } from '../../src/store/warm
 import { openWarmTables } from '../../src/store/warm/tables.js';
 import { beginWarmStore, LOAD_CHUNK_RECORDS, openWarmStore, type WarmStore, type WarmStoreOptions } from '../../src/store/warm/warm-store.js';
 import { cacheStoreConformance } from './conformance.js';
+import { eventually } from '../support/eventually.js';
 import { assertSameEntry, BODY_DIGEST_HEADER, bodyDigest, makeEntry } from './entry-fixture.js';
 
 async function tempDir(): Promise<string> {
@@ -275,16 +276,32 @@ describe('warm store', () => {
     }
   });
 
-  test('lastSyncMs is the time of the last durable write', async () => {
+  test('lastSyncMs: every write made before it is on disk, and those of other threads once they have arrived', async () => {
     const path = await tempDir();
     try {
       let nowMs = 5_000;
       const store = await open(path, { now: () => nowMs });
-      assert.equal(store.lastSyncMs, 5_000, 'open is in sync with the disk');
+      assert.equal(store.lastSyncMs, 5_000, 'open: nothing was written yet');
+      let arrived = false;
+      const waiting: ((arrived: boolean) => void)[] = [];
+      store.setRemoteWriters(() => (arrived ? Promise.resolve(true) : new Promise((resolve) => waiting.push(resolve))));
       nowMs = 9_000;
       store.put(makeEntry());
+      nowMs = 9_001;
       await store.flush();
-      assert.equal(store.lastSyncMs, 9_000);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(store.lastSyncMs, 5_000, 'on disk, but another thread may have stored before 9,001 and its write be on its way');
+      arrived = true;
+      for (const resolve of waiting) resolve(true);
+      await eventually('lastSyncMs past the write', () => store.lastSyncMs, (ms) => ms === 9_000);
+
+      store.put(makeEntry());
+      await store.flush();
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(store.lastSyncMs, 9_000, 'a write in the millisecond the clock was read (9,001) may have come after the read');
+      // Nothing more is written: a step comes all the same.
+      nowMs = 9_002;
+      await eventually('lastSyncMs past the last write', () => store.lastSyncMs, (ms) => ms === 9_001);
       await store.close();
     } finally {
       await rm(path, { recursive: true, force: true });

@@ -30,6 +30,7 @@ export function workerThreadsSide(threads: number, options: StartNodeOptions): D
   let refresher: BackgroundRefresher | undefined;
   let refreshes: { fills: FillLayer; routing: Routing } | undefined;
   let siblingDir = '';
+  let warmJoined: Promise<boolean> = Promise.resolve(false);
   const limitsMemory = createNodeLimitsMemory(threads);
   const limits = nodeLimits(limitsMemory, 0);
   const siblingToken = randomBytes(16).toString('hex');
@@ -70,14 +71,15 @@ export function workerThreadsSide(threads: number, options: StartNodeOptions): D
         },
         logger,
       );
-      if (warm) shareWarmWithWorkers(workers, warm, cache, invalidator, logger);
+      if (warm) warmJoined = shareWarmWithWorkers(workers, warm, cache, invalidator, logger);
       // Strong mode: they learn the ring from this member and ask owners through it.
       if (cluster?.peerFetcher) workers.relayPeers(new PeerRelay(cluster.member, cluster.peerFetcher.hopToken));
       if (refreshSetup(config).length === 0) return;
       // Refreshes are fills of this thread's own, on pools of its own, stored in the shared tiers.
       const routing = buildRouting(config, limits);
       teardown.add(async () => {
-        await Promise.all([...refreshes!.routing.pools.values()].map((pool: UpstreamPool) => pool.close()));
+        // After the refresher stopped (teardown runs newest first), which aborted its fetches.
+        await Promise.all([...refreshes!.routing.pools.values()].map((pool: UpstreamPool) => pool.close(0)));
       });
       const fills = new FillLayer({
         cache,
@@ -139,6 +141,7 @@ export function workerThreadsSide(threads: number, options: StartNodeOptions): D
       return refresher;
     },
     gatherHits: () => workers?.gatherServed() ?? Promise.resolve(),
+    warmJoined: () => warmJoined,
     reloadParts: () => ({ fills: refreshes?.fills, routing: refreshes?.routing, peerFetcher: parts?.cluster?.peerFetcher }),
   };
 }

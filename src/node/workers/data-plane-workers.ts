@@ -146,6 +146,8 @@ export class DataPlaneWorkers {
   /** The workers read the warm tier this thread owns directly, and send their changes to `writes`. Before start(). */
   shareWarm(store: WarmStore, writes: SharedWarmWrites): void {
     this.#sharedWarm = { store, writes };
+    // What a worker sent before it answers a call has arrived once the answer has (one channel).
+    store.setRemoteWriters(async () => (await this.#supervisor.calls.call('barrier', null, { onFailure: 'report' })).failed.length === 0);
   }
 
   /** Where the workers' hits on refresh-enabled routes go (the background refresher). */
@@ -163,9 +165,13 @@ export class DataPlaneWorkers {
     relay.watch((view) => this.#announce({ kind: 'cluster-view', view }));
   }
 
-  /** Tells every worker, now or started later, that the shared warm tier is indexed and may be read. */
-  warmJoined(): void {
+  /**
+   * Tells every worker, now or started later, that the shared warm tier is indexed and may be read;
+   * resolves once every live worker has heard it.
+   */
+  async warmJoined(): Promise<void> {
     this.#announce({ kind: 'warm-joined' });
+    await this.#supervisor.calls.call('barrier', null, { onFailure: 'report' });
   }
 
   #announce(message: DownMessage): void {

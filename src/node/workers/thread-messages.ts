@@ -39,6 +39,12 @@ export const CALLS = {
   invalidate: { payload: Invalidation, result: v.number() },
   /** Sends the hits on refresh-enabled routes served since the last report now, before answering. */
   report: { payload: v.null(), result: v.null() },
+  /**
+   * Answers at once. Messages keep their order both ways, so the answer says that the worker has
+   * handled what was sent to it before the call (`warm-joined`), and that what it sent before
+   * answering (its warm-tier writes) has reached the main thread.
+   */
+  barrier: { payload: v.null(), result: v.null() },
   metrics: { payload: v.null(), result: v.array(v.custom<MetricFigures>((data) => typeof (data as { name?: unknown } | null)?.name === 'string', 'a metric expected')) },
 } as const;
 

@@ -39,6 +39,7 @@ export function answerMainCalls(channel: MainChannel, node: AnsweringNode, warm:
     node.report();
     return null;
   });
+  channel.handle('barrier', () => null);
   const local = node.invalidator;
   channel.handle('invalidate', async (invalidation) => {
     warm?.renewSnapshot();

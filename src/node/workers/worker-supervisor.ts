@@ -13,6 +13,7 @@ import { relayLines, type LineSink } from './line-relay.js';
 import { DEFAULT_RESTART_BACKOFF, quickDeathsAfter, restartDelayMs, type RestartBackoff } from './restart-backoff.js';
 import { checkUp, threadError, type DownMessage, type ServedReport, type UpMessage, type WarmWrite } from './thread-messages.js';
 import { WorkerCalls } from './worker-calls.js';
+import { STOP_GRACE_MS } from '../listeners.js';
 
 export interface WorkerSupervisorOptions {
   /** Workers to keep running, at least 1. */
@@ -43,8 +44,11 @@ export interface WorkerSupervisorOptions {
   onPeerRequest?: (request: Extract<UpMessage, { kind: 'peer-request' }>, reply: (message: DownMessage) => void) => void;
 }
 
-/** As long as a drain may take (the node's DRAIN_TIMEOUT_MS), with a margin to close. */
-const DEFAULT_STOP_TIMEOUT_MS = 35_000;
+/**
+ * A worker told to stop lets its busy connections finish for the stop's grace, cuts them, and closes
+ * what it opened: one still running 2 s after the grace is stuck somewhere, and is terminated.
+ */
+const DEFAULT_STOP_TIMEOUT_MS = STOP_GRACE_MS + 2_000;
 const DEFAULT_START_TIMEOUT_MS = 60_000;
 
 interface Slot {

@@ -24,6 +24,7 @@ import { reconcileSchema, type DiscardedSchema } from './schema.js';
 import { reconcileCacheMode } from './cache-mode.js';
 import { openWarmTables, type WarmTables } from './tables.js';
 import { WriteQueue } from './write-queue.js';
+import { SyncWatermark } from './sync-watermark.js';
 
 /**
  * A read persists its access time only when the stored one is older than this: recency after a
@@ -66,8 +67,11 @@ export interface WarmStore extends CacheStore {
   readonly tier: 'warm';
   /** Puts dropped because the write queue was full or their write failed (svc_wal_dropped_entries_total). */
   readonly droppedWrites: number;
-  /** When the last write became durable, ms since the epoch; the open time until then
-   * (svc_wal_last_sync_timestamp_seconds). */
+  /**
+   * Every put and delete made before this time is on disk, ms since the epoch: an entry stored at T
+   * survives a crash once lastSyncMs ≥ T (svc_wal_last_sync_timestamp_seconds, sync-watermark.ts).
+   * The open time until a write reaches disk.
+   */
   readonly lastSyncMs: number;
   /** Records that failed their checksum or could not be decoded, deleted unserved
    * (svc_warm_store_self_heals_total). */
@@ -88,6 +92,12 @@ export interface WarmStore extends CacheStore {
   readonly recordsAtOpen: number;
   /** Marks a variant used as a lookup does, for a lookup made elsewhere (a data-plane worker's read). */
   markUsed(key: string, variantKey: string): void;
+  /**
+   * Puts and deletes also come from other threads, by message (data-plane workers): `arrived`
+   * resolves true once every one they made before the call has reached this store, false when it
+   * cannot tell. lastSyncMs counts them only then.
+   */
+  setRemoteWriters(arrived: () => Promise<boolean>): void;
   /**
    * Frees the reader slots of processes that died while reading the store (a worker killed with -9):
    * lmdb keeps the pages such a reader saw until then. Returns how many were freed.
@@ -140,7 +150,7 @@ class LmdbCacheStore implements WarmStore {
   readonly #writeQueueLength: number;
   readonly #now: () => number;
   #droppedWrites = 0;
-  #lastSyncMs: number;
+  readonly #synced: SyncWatermark;
   #selfHeals = 0;
   #readErrors = 0;
   #writeErrors = 0;
@@ -155,12 +165,12 @@ class LmdbCacheStore implements WarmStore {
     this.#maxBytes = options.maxBytes;
     this.#writeQueueLength = options.writeQueueLength;
     this.#now = options.now ?? Date.now;
-    this.#lastSyncMs = this.#now();
     this.#queue = new WriteQueue<WarmOp>({
       maxPuts: options.writeQueueLength,
       commit: (batch) => this.#commit(batch),
       onFailed: (batch) => this.#failed(batch),
     });
+    this.#synced = new SyncWatermark(this.#now, () => this.#queue.settled());
   }
 
   get entryCount(): number {
@@ -176,7 +186,11 @@ class LmdbCacheStore implements WarmStore {
   }
 
   get lastSyncMs(): number {
-    return this.#lastSyncMs;
+    return this.#synced.ms;
+  }
+
+  setRemoteWriters(arrived: () => Promise<boolean>): void {
+    this.#synced.setRemoteWriters(arrived);
   }
 
   get selfHeals(): number {
@@ -354,6 +368,7 @@ class LmdbCacheStore implements WarmStore {
     // A rebuild under way stops at its next turn, before the environment closes under it.
     await this.indexed.catch(() => undefined);
     await this.#queue.settled();
+    this.#synced.stop();
     await this.#tables.env.close();
   }
 
@@ -430,7 +445,8 @@ class LmdbCacheStore implements WarmStore {
     });
     await env.flushed;
     for (const { slot, lastAccessMs } of written) slot.persistedAccessMs = lastAccessMs;
-    this.#lastSyncMs = this.#now();
+    // The watermark follows at once rather than at its next step: under load, that keeps it close.
+    this.#synced.advance();
   }
 
   /** A batch that did not commit: its puts are lost (and undone on disk), its deletes retried. */
