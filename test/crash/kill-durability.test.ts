@@ -126,7 +126,8 @@ describe('kill -9 with 10,000 warm objects, 50 rounds', { timeout: 600_000 }, ()
     dispatcher = new Agent();
     stderr = '';
     const startedMs = Date.now();
-    const started = spawn(process.execPath, [CLI, 'serve', '--config', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // Its temporary files (the threads' sockets) in the test's directory: a kill -9 leaves them behind.
+    const started = spawn(process.execPath, [CLI, 'serve', '--config', configFile], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, TMPDIR: dir } });
     child = started;
     started.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const ready = async (): Promise<number> => {

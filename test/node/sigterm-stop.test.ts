@@ -67,6 +67,10 @@ describe('SIGTERM stops svc serve in time', { timeout: 120_000 }, () => {
   const started: Serve[] = [];
 
   before(async () => {
+    // A process group of its own outlives the test run unless killed: even a run cut short kills them.
+    process.once('exit', () => {
+      for (const serve of started) if (serve.process.exitCode === null && serve.process.signalCode === null) serve.process.kill('SIGKILL');
+    });
     origin = await startTrickleOrigin();
     ({ dir, configFile, dataUrl, adminUrl, adminPort } = await serveSetup({ originUrl: origin.url, token: TOKEN, warmMaxBytes: 10_000_000 }));
   });
@@ -79,7 +83,8 @@ describe('SIGTERM stops svc serve in time', { timeout: 120_000 }, () => {
 
   /** Starts `svc serve` as the leader of a process group of its own, so the test can tell the group is gone. */
   function spawnServe(): Serve {
-    const child = spawn(process.execPath, [CLI, 'serve', '--config', configFile], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    // Its temporary files (the threads' sockets) in the test's directory: a start cut short leaves them behind.
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', configFile], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, TMPDIR: dir } });
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null, atMs: Date.now() }));
