@@ -188,8 +188,6 @@ export interface DataSide {
   reloadParts(): Partial<ReloadableParts>;
 }
 
-/** How long drain waits for in-flight requests: as long as the slowest origin is allowed to take. */
-export const DRAIN_TIMEOUT_MS = 30_000;
 
 export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
   const teardown = new Teardown();

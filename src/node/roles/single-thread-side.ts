@@ -6,7 +6,8 @@ import { buildDataPlane, type DataPlane } from '../data-plane.js';
 import { refreshSetup } from '../routing.js';
 import { createNodeLimitsMemory, nodeLimits } from '../node-limits.js';
 import { registryExposition } from '../workers/worker-metrics.js';
-import { DRAIN_TIMEOUT_MS, type ControlParts, type DataSide } from '../svc-node.js';
+import type { ControlParts, DataSide } from '../svc-node.js';
+import { DRAIN_TIMEOUT_MS } from '../drain-timeout.js';
 
 export function singleThreadSide(): DataSide {
   let plane: DataPlane | undefined;

@@ -23,7 +23,7 @@ import { ConfigReloader } from '../reload/config-reloader.js';
 import { registerNodeReloadSteps } from '../reload/node-reload-steps.js';
 import { refreshSetup } from '../routing.js';
 import { nodeLimits, workerColumn } from '../node-limits.js';
-import { DRAIN_TIMEOUT_MS } from '../svc-node.js';
+import { DRAIN_TIMEOUT_MS } from '../drain-timeout.js';
 import type { MainChannel } from '../workers/main-channel.js';
 import type { WorkerStart } from '../workers/data-plane-workers.js';
 import { WorkerWarmTier } from '../workers/worker-warm-tier.js';
