@@ -115,11 +115,6 @@ export class CatchUp {
 
   constructor(private readonly options: CatchUpOptions) {}
 
-  /** Whether the node has caught up since it started. */
-  get caughtUp(): boolean {
-    return this.caught;
-  }
-
   /** Serves the catch-up channel and starts the sync heartbeat; `seeds` is how many seeds the node joins. */
   start(seeds: number): void {
     const { member, log } = this.options;

@@ -102,9 +102,6 @@ export class ClusterNode {
    */
   readonly gate: ServeGate;
   private readonly guard: ServeGuard;
-  #markCaughtUp: () => void = () => undefined;
-  /** Resolves once the node has caught up with the invalidations made while it was away. */
-  readonly caughtUp = new Promise<void>((resolve) => (this.#markCaughtUp = resolve));
 
   private constructor(
     readonly member: ClusterMember,
@@ -139,7 +136,6 @@ export class ClusterNode {
         clusterMetrics.catchingUp(0);
         this.gate.open();
         this.reportCaughtUp(how);
-        this.#markCaughtUp();
       },
       onError: (error) => logger.warn({ err: error }, 'an invalidation from a peer could not be applied; catch-up tries again'),
     });
