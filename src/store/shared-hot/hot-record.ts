@@ -128,7 +128,9 @@ export function encodeRecord(log: Buffer, offset: number, entry: CacheEntry, par
     const length = parts.lengths[part]!;
     log.writeUInt32LE(length, offset + LENGTHS + part * 4);
     if (part === PART_BODY) entry.body.copy(log, at);
-    else if (length > 0) log.write(parts.strings[part]!, at, length, part === PART_HEAD ? 'latin1' : 'utf8');
+    // Through a view of the field alone: Node's optimised Buffer#write asserts (and ends the
+    // process) when the buffer reaches more than 4 GiB past the offset, as a large hot tier's log does.
+    else if (length > 0) log.subarray(at, at + length).write(parts.strings[part]!, 0, length, part === PART_HEAD ? 'latin1' : 'utf8');
     at += length;
   }
 }
