@@ -14,6 +14,7 @@ import { inspectCommand } from './inspect-command.js';
 import { readyCommand } from './ready-command.js';
 import { topCommand } from './top-command.js';
 import { ConfigError, formatConfigIssue } from '../config/index.js';
+import { ListenError } from '../node/listeners.js';
 import { buildInfo } from '../version/build-info.js';
 import { CliError } from './cli-error.js';
 import { forStream } from './colour.js';
@@ -63,6 +64,8 @@ async function helpTarget(rawArgs: readonly string[]): Promise<[CommandDef, Comm
 function describeFailure(error: unknown): { lines: string[]; exitCode: number } {
   if (error instanceof CliError) return { lines: error.message.split('\n'), exitCode: error.exitCode };
   if (error instanceof ConfigError) return { lines: error.issues.map(formatConfigIssue), exitCode: 1 };
+  // Named like a configuration problem: the key to change, then what the system said.
+  if (error instanceof ListenError && error.key !== undefined) return { lines: [`${error.key}: ${error.message}`], exitCode: 1 };
   if (error instanceof Error && error.name === 'CLIError') {
     // citty's usage errors; its message may carry terminal colour codes.
     return { lines: [`${stripVTControlCharacters(error.message)} (see svc --help)`], exitCode: 2 };

@@ -10,12 +10,24 @@ const LISTEN_FAILURES: Readonly<Record<string, string>> = {
   EACCES: 'permission denied',
 };
 
-/** A listener that could not open: names which one, its configured address and why. */
+/** The configuration key that sets each listener's address; the internal sockets have none. */
+const LISTENER_KEYS: Readonly<Record<string, string>> = {
+  'data-plane': 'listen',
+  admin: 'admin.listen',
+};
+
+/**
+ * A listener that could not open: names which one, its configured address and why; `key` is the
+ * configuration key to change (`svc serve` prints it first, as it prints a configuration problem).
+ */
 export class ListenError extends Error {
+  readonly key: string | undefined;
+
   constructor(listener: string, address: string, cause: NodeJS.ErrnoException) {
     const reason = cause.code !== undefined && LISTEN_FAILURES[cause.code] ? `${LISTEN_FAILURES[cause.code]} (${cause.code})` : cause.message;
     super(`the ${listener} listener cannot open ${address}: ${reason}`, { cause });
     this.name = 'ListenError';
+    this.key = LISTENER_KEYS[listener];
   }
 }
 

@@ -55,7 +55,7 @@ import { Teardown } from './teardown.js';
 import { pinTickObjectShape } from './tick-object-shape.js';
 import { checkStartup } from './startup-checks.js';
 import { openLockedWarmStore } from './warm-directory.js';
-import { close, listen } from './listeners.js';
+import { close, listen, probeAddress } from './listeners.js';
 import { ConfigReloader, type ReloadOutcome, type ReloadStep } from './reload/config-reloader.js';
 import { registerNodeReloadSteps, type ReloadableParts } from './reload/node-reload-steps.js';
 import { createFileReload } from './reload/reload-from-file.js';
@@ -207,6 +207,9 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
   const env = options.env ?? process.env;
   const problems = await checkStartup(config, env);
   if (problems.length > 0) throw new ConfigError(problems);
+  // A data-plane port already taken is reported now, not after the warm tier, the worker threads and
+  // the cluster have started (seconds on a large machine); the listener opens for real last.
+  await probeAddress('data-plane', config.listen);
   // Without it, a node that sat idle once answers its hits about a quarter slower (see the module).
   await pinTickObjectShape();
   const now = options.clock?.now ?? Date.now;

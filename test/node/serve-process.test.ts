@@ -162,7 +162,7 @@ describe('svc serve', () => {
       await new Promise<void>((resolve) => squatter.listen(dataPort, '127.0.0.1', resolve));
       const data = await run(base);
       assert.equal(data.code, 1, 'svc exits by itself, not killed');
-      assert.deepEqual(data.stderr.trim().split('\n'), [`svc: the data-plane listener cannot open 127.0.0.1:${dataPort}: address already in use (EADDRINUSE)`]);
+      assert.deepEqual(data.stderr.trim().split('\n'), [`svc: listen: the data-plane listener cannot open 127.0.0.1:${dataPort}: address already in use (EADDRINUSE)`]);
       await new Promise<void>((resolve) => squatter.close(() => resolve()));
 
       // The cluster's UDP port taken: the admin and data listeners already open must not keep svc alive.

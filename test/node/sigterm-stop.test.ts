@@ -165,7 +165,7 @@ describe('SIGTERM stops svc serve in time', { timeout: 120_000 }, () => {
     assert.deepEqual({ code: firstExit.code, signal: firstExit.signal }, { code: 0, signal: null });
     if (outcome === 'failed') {
       assert.equal((await second.exited).code, 1);
-      assert.deepEqual(second.stderr().trim().split('\n'), [`svc: the admin listener cannot open 127.0.0.1:${adminPort}: address already in use (EADDRINUSE)`]);
+      assert.deepEqual(second.stderr().trim().split('\n'), [`svc: admin.listen: the admin listener cannot open 127.0.0.1:${adminPort}: address already in use (EADDRINUSE)`]);
     } else {
       assert.equal((await fetchRaw(`${dataUrl}/fast`)).status, 200, 'the second serves');
       const secondSignalledMs = Date.now();

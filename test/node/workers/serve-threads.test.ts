@@ -156,7 +156,7 @@ test('svc serve whose data port is taken exits 1 at once, naming the listener an
     const [code] = (await once(failing, 'exit')) as [number | null];
     clearTimeout(killer);
     assert.equal(code, 1, 'svc exits by itself, not killed');
-    assert.deepEqual(stderr.trim().split('\n'), [`svc: the data-plane listener cannot open 127.0.0.1:${dataPort}: address already in use (EADDRINUSE)`]);
+    assert.deepEqual(stderr.trim().split('\n'), [`svc: listen: the data-plane listener cannot open 127.0.0.1:${dataPort}: address already in use (EADDRINUSE)`]);
   } finally {
     await new Promise<void>((resolve) => squatter.close(() => resolve()));
     await rm(dir, { recursive: true, force: true });
