@@ -2,7 +2,10 @@
 // `systemd-analyze verify` where systemd's tools exist (with svc's path pointed at this build), and
 // for what it must hold (reload, readiness, hardening); the container file by dockerfile-utils' linter
 // and for what it must hold (an unprivileged user, a health check, exec-form commands, files that
-// exist, the ports its configuration listens on). Both configurations validate.
+// exist, the ports its configuration listens on). Both configurations validate. Issue 30 item 8: the
+// container's one base image is pinned by digest, and the image is built where a container tool can
+// build (skipped, saying which tool was found and why it cannot, elsewhere); the unit's readiness check
+// takes the admin address from the environment (file) rather than spelling it.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -58,7 +61,7 @@ describe('examples/systemd/svc.service', () => {
     assert.equal(service.get('Type'), 'exec');
     assert.equal(service.get('ExecReload'), '/bin/kill -HUP $MAINPID');
     assert.match(service.get('ExecStart')!, /^\/usr\/local\/bin\/svc serve --config \/etc\/svc\/svc\.yaml$/);
-    assert.match(service.get('ExecStartPost')!, /^\/usr\/local\/bin\/svc ready --wait \d+s --server 127\.0\.0\.1:9000$/);
+    assert.match(service.get('ExecStartPost')!, /^\/usr\/local\/bin\/svc ready --wait \d+s --server \$\{SVC_ADMIN_SERVER\}$/);
     assert.equal(service.get('KillSignal'), 'SIGTERM');
     for (const [key, value] of Object.entries({
       NoNewPrivileges: 'yes',
@@ -77,9 +80,13 @@ describe('examples/systemd/svc.service', () => {
     assert.equal(service.get('StateDirectory'), 'svc');
   });
 
-  test('its configuration validates, and ExecStartPost asks the admin address it listens on', () => {
+  test('its configuration validates, and ExecStartPost asks the admin address it listens on, which the environment file may set', () => {
     const config = parseConfigText(readFileSync(join(REPO, 'examples', 'systemd', 'svc.yaml'), 'utf8'), 'svc.yaml');
-    assert.ok(service.get('ExecStartPost')!.endsWith(`--server ${config.admin.listen}`));
+    // Every Environment= line, then the environment file, which overrides them (systemd.exec(5)).
+    const settings = unitSettings(text).get('Service')!;
+    const defaults = settings.filter(([key]) => key === 'Environment').map(([, value]) => value);
+    assert.deepEqual(defaults, [`SVC_ADMIN_SERVER=${config.admin.listen}`], 'the default is the configuration\'s admin.listen');
+    assert.deepEqual(settings.filter(([key]) => key === 'EnvironmentFile').map(([, value]) => value), ['-/etc/svc/env']);
     assert.ok(config.warm?.path.startsWith('/var/lib/svc/'), 'the warm tier is in the StateDirectory, the only writable place');
   });
 
@@ -118,8 +125,38 @@ describe('examples/container/Containerfile', () => {
     );
   });
 
-  test('pinned base images, an unprivileged user, a health check, exec-form commands, a volume for the warm tier', () => {
-    for (const from of steps.filter((step) => step.keyword === 'FROM')) assert.match(from.args, /^node:\d+-[a-z]+(-slim)?( AS \w+)?$/, 'a versioned tag, not latest');
+  test('one base image pinned by digest for both stages, compilers in the build stage only', () => {
+    const base = steps.filter((step) => step.keyword === 'ARG' && step.args.startsWith('NODE_IMAGE='));
+    assert.equal(base.length, 1, 'one ARG names the base image');
+    assert.match(base[0]!.args, /^NODE_IMAGE=node:\d+-[a-z]+-slim@sha256:[0-9a-f]{64}$/, 'a versioned tag and its digest');
+    const froms = steps.filter((step) => step.keyword === 'FROM');
+    assert.deepEqual(
+      froms.map((from) => from.args.split(/\s+/)[0]),
+      froms.map(() => '${NODE_IMAGE}'),
+      'every stage starts from the pinned image',
+    );
+    const installs = steps.filter((step) => step.keyword === 'RUN' && step.args.includes('apt-get install'));
+    assert.equal(installs.length, 1);
+    assert.ok(steps.indexOf(installs[0]!) < steps.indexOf(finalStage[0]!), 'compilers are installed in the build stage');
+    for (const name of ['build-essential', 'python3']) assert.ok(installs[0]!.args.includes(name), name);
+    const engines = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    const imageMajor = Number(/node:(\d+)-/.exec(base[0]!.args)![1]);
+    assert.ok(imageMajor >= Number(/(\d+)\./.exec(engines)![1]), `node ${imageMajor} meets engines ${engines}`);
+  });
+
+  test("the package's tarball is named by npm pack, never spelled in the file", () => {
+    const pack = steps.find((step) => step.keyword === 'RUN' && step.args.includes('npm pack'))!;
+    assert.match(pack.args, /tarball="\$\(npm pack --ignore-scripts\)"/);
+    assert.match(pack.args, /npm install --global --prefix \/opt\/svc --omit=dev "\.\/\$\{tarball\}"/);
+    assert.doesNotMatch(text, /\.tgz/);
+    // What the build relies on: npm pack's standard output is the tarball's name and nothing else.
+    const { name, version } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { name: string; version: string };
+    const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--dry-run'], { cwd: REPO, encoding: 'utf8', timeout: 120_000 });
+    assert.equal(packed.status, 0, packed.stderr);
+    assert.equal(packed.stdout, `${name.replace(/^@/, '').replace('/', '-')}-${version}.tgz\n`);
+  });
+
+  test('an unprivileged user, a health check, exec-form commands, a volume for the warm tier', () => {
     const user = finalStage.filter((step) => step.keyword === 'USER').at(-1);
     assert.ok(user && user.args !== 'root' && user.args !== '0', 'the final stage runs unprivileged');
     for (const keyword of ['ENTRYPOINT', 'CMD']) assert.match(finalStage.find((step) => step.keyword === keyword)!.args, /^\[".*"\]$/, `${keyword} in exec form`);
@@ -142,4 +179,39 @@ describe('examples/container/Containerfile', () => {
     const ignored = readFileSync(join(REPO, '.dockerignore'), 'utf8').split('\n');
     for (const entry of ['node_modules', 'dist']) assert.ok(ignored.includes(entry), `.dockerignore leaves out ${entry}`);
   });
+
+  test('builds, and the image runs svc', async (context) => {
+    const tool = usableContainerTool();
+    if (typeof tool === 'string') {
+      context.skip(tool);
+      return;
+    }
+    const image = `localhost/svc-example-test:${process.pid}`;
+    try {
+      const build = spawnSync(tool.name, ['build', '--file', CONTAINERFILE, '--tag', image, REPO], { encoding: 'utf8', timeout: 30 * 60_000 });
+      assert.equal(build.status, 0, `${tool.name} build:\n${build.stdout}${build.stderr}`.slice(-8000));
+      const version = spawnSync(tool.name, ['run', '--rm', image, 'version'], { encoding: 'utf8', timeout: 120_000 });
+      const { version: expected } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+      assert.equal(version.status, 0, `${version.stdout}${version.stderr}`);
+      assert.ok(version.stdout.includes(expected), version.stdout);
+    } finally {
+      spawnSync(tool.name, ['rmi', '--force', image], { timeout: 120_000 });
+    }
+  });
 });
+
+/**
+ * The container tool that can build here, or why none can: a tool is usable when its client is
+ * installed and `<tool> info` reaches its engine (docker's client without a daemon cannot build).
+ */
+function usableContainerTool(): { name: string } | string {
+  const reasons: string[] = [];
+  for (const name of ['docker', 'podman']) {
+    const info = spawnSync(name, ['info'], { encoding: 'utf8', timeout: 30_000 });
+    if (info.error !== undefined && (info.error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+    if (info.status === 0) return { name };
+    const why = `${info.stderr ?? ''}`.split('\n').find((line) => line.trim() !== '') ?? `exit status ${info.status}`;
+    reasons.push(`${name} is installed but \`${name} info\` fails, so it cannot build: ${why.trim()}`);
+  }
+  return reasons.length === 0 ? 'no container tool: neither docker nor podman is installed' : reasons.join('; ');
+}
