@@ -6,6 +6,7 @@
 // survive kill -9. SIGHUP reloads the configuration file without a restart (docs/operations.md
 // "Reload"); what cannot change while running is refused and the running configuration stays. Errors
 // nothing else caught go to the last resort (src/node/last-resort.ts) while the node runs.
+import { rename, writeFile } from 'node:fs/promises';
 import { defineCommand } from 'citty';
 import { loadConfigFile } from '../config/index.js';
 import { createLogger, LogOutput, type LogFormat } from '../observe/logger.js';
@@ -13,6 +14,7 @@ import { startNode } from '../node/svc-node.js';
 import { STOP_GRACE_MS } from '../node/listeners.js';
 import type { ReloadStep } from '../node/reload/config-reloader.js';
 import { installLastResort } from '../node/last-resort.js';
+import { Successor } from '../node/upgrade-successor.js';
 import { CliError } from './cli-error.js';
 
 const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
@@ -35,18 +37,24 @@ function logFormatStep(output: LogOutput, flagFormat: LogFormat | undefined): Re
 }
 
 export const serveCommand = defineCommand({
-  meta: { name: 'serve', description: 'run the service (SIGHUP reloads the configuration, SIGINT or SIGTERM stops it)' },
+  meta: { name: 'serve', description: 'run the service (SIGHUP reloads the configuration, SIGUSR2 upgrades it without downtime, SIGINT or SIGTERM stops it)' },
   args: {
     config: { type: 'string', description: 'configuration file (YAML or JSON)', required: true },
     'log-format': { type: 'string', description: 'json or pretty; overrides log.format of the configuration (default json)' },
+    'pid-file': { type: 'string', description: 'file to write the pid of the process that serves to (a supervisor follows it through an upgrade)' },
   },
   async run({ args }) {
     const flagFormat = args['log-format'] as LogFormat | undefined;
     if (flagFormat !== undefined && !LOG_FORMATS.includes(flagFormat)) throw new CliError(`--log-format must be json or pretty, got "${flagFormat}"`, 2);
-    // Taken before anything else: SIGHUP's default action would end the process, during startup too.
+    // Taken before anything else: SIGHUP's and SIGUSR2's default actions would end the process,
+    // during startup too. An upgrade asked for while the node starts is not made (and logged once it serves).
     let hangups = 0;
+    let upgradesWhileStarting = 0;
     const countHangup = (): void => void hangups++;
+    const countUpgrade = (): void => void upgradesWhileStarting++;
     process.on('SIGHUP', countHangup);
+    process.on('SIGUSR2', countUpgrade);
+    const successor = Successor.ofThisProcess();
     const config = await loadConfigFile(args.config);
     const output = new LogOutput(flagFormat ?? config.log.format);
     const logger = createLogger({ destination: output });
@@ -57,7 +65,15 @@ export const serveCommand = defineCommand({
       configFile: args.config,
       reloadSteps: [logFormatStep(output, flagFormat)],
       workerOutput: output,
+      successor,
     });
+    // Written before a predecessor hears that this process serves: it exits after, and a supervisor
+    // that follows the file (systemd's PIDFile) then finds this pid in it.
+    if (args['pid-file'] !== undefined) await writePidFile(args['pid-file']);
+    if (successor) {
+      logger.info({ predecessor: successor.from }, 'upgrade: took over from the predecessor');
+      successor.serving();
+    }
     const removeLastResort = installLastResort({ logger, counter: node.metrics.edge.uncaughtErrors, shutdown: () => node.stop() });
     // The node logs each reload's outcome; a failure is reported there and the node serves on.
     const reload = (): void => {
@@ -67,9 +83,12 @@ export const serveCommand = defineCommand({
     process.off('SIGHUP', countHangup);
     process.on('SIGHUP', reload);
     if (hangups > 0) reload();
+    process.off('SIGUSR2', countUpgrade);
+    if (upgradesWhileStarting > 0) logger.warn({ signal: 'SIGUSR2' }, 'upgrade: asked for while the node was starting: not made; send the signal again');
     let stopped = false;
-    await new Promise<void>((resolve) => {
-      const stop = (signal: NodeJS.Signals): void => {
+    const reason = await new Promise<'signal' | 'upgrade'>((resolve) => {
+      const stop = (signal: NodeJS.Signals, why: 'signal' | 'upgrade'): void => {
+        process.off('SIGUSR2', upgrade);
         logger.info({ signal }, 'stopping');
         // /readyz answers 503 from now on: the data-plane listener is about to close.
         node.readiness.markDraining();
@@ -79,15 +98,30 @@ export const serveCommand = defineCommand({
           logger.flush();
           process.exit(1);
         }, STOP_DEADLINE_MS).unref();
-        resolve();
+        resolve(why);
       };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      // The same command again: the build on disk now is what the successor runs.
+      const upgrade = (): void => {
+        void node.upgrade([process.execPath, ...process.execArgv, ...process.argv.slice(1)]).then((outcome) => {
+          if (outcome === 'handed-over') stop('SIGUSR2', 'upgrade');
+        });
+      };
+      process.on('SIGUSR2', upgrade);
+      process.once('SIGINT', (signal) => stop(signal, 'signal'));
+      process.once('SIGTERM', (signal) => stop(signal, 'signal'));
     });
     process.off('SIGHUP', reload);
     await node.stop();
     stopped = true;
+    if (reason === 'upgrade') logger.info('upgrade: handed over to the successor: this process exits');
     removeLastResort();
     logger.flush();
   },
 });
+
+/** Replaces the file whole (a temporary file renamed over it): a reader never sees it half written. */
+async function writePidFile(path: string): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, `${process.pid}\n`);
+  await rename(temporary, path);
+}

@@ -20,7 +20,7 @@ import { createRejectionLog } from '../edge/rejections.js';
 import { TrustedProxies } from '../edge/trusted-proxies.js';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
 import { InFlightRequests } from './in-flight.js';
-import { close, listen } from './listeners.js';
+import { close, listen, listeningFd, stopAccepting } from './listeners.js';
 import { buildRouting, type NodeLimits, type Routing } from './routing.js';
 import type { Teardown } from './teardown.js';
 
@@ -57,8 +57,18 @@ export interface DataPlane {
   readonly inFlight: InFlightRequests;
   /** The routing at startup; a reload builds the next one from it. */
   readonly routing: Routing;
-  /** Opens the listener on `address` (sharing its port with the node's other threads when `reusePort`). */
-  listen(address: string, reusePort: boolean): Promise<string>;
+  /**
+   * Opens a listener on `address` (sharing its port with the node's other threads when `reusePort`),
+   * or on the socket `fd` an upgraded predecessor handed over.
+   */
+  listen(address: string, reusePort: boolean, fd?: number): Promise<string>;
+  /** The descriptors of this thread's data-plane listening sockets, for an upgrade's successor. */
+  listeningFds(): number[];
+  /**
+   * An upgrade handed this thread's sockets over: it stops taking connections, and resolves once its
+   * connections ended (true) or after `timeoutMs` (false).
+   */
+  stopAccepting(timeoutMs: number): Promise<boolean>;
   /** The listener of this thread's Unix socket, for what the node's other threads hand over (home-routing.ts). */
   listenInternal(path: string): Promise<void>;
 }
@@ -129,6 +139,7 @@ export async function buildDataPlane(options: DataPlaneOptions): Promise<DataPla
     teardown.add(() => close(server));
     return url;
   };
+  const listeners: Server[] = [];
   return {
     fills,
     cacheFlow,
@@ -136,10 +147,14 @@ export async function buildDataPlane(options: DataPlaneOptions): Promise<DataPla
     accessLog,
     inFlight,
     routing,
-    listen: (address, reusePort) => {
+    listen: async (address, reusePort, fd) => {
       const server = createDataPlaneServer(deps);
-      return opened(server, () => listen(server, 'data-plane', address, { reusePort }));
+      const url = await opened(server, () => listen(server, 'data-plane', address, { reusePort, fd }));
+      listeners.push(server);
+      return url;
     },
+    listeningFds: () => listeners.map(listeningFd),
+    stopAccepting: async (timeoutMs) => (await Promise.all(listeners.map((server) => stopAccepting(server, timeoutMs)))).every(Boolean),
     listenInternal: async (path) => {
       const server = createDataPlaneServer(deps, options.home);
       await opened(server, () => listen(server, 'internal', path, { reusePort: false }));

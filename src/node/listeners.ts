@@ -1,6 +1,6 @@
 // Opening and closing a node's listeners, with errors an operator can act on.
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Server as NetServer, type AddressInfo } from 'node:net';
 import { splitHostPort } from '../config/index.js';
 
 /** What the system says when a listener cannot open, in the words an operator searches for. */
@@ -34,10 +34,12 @@ export class ListenError extends Error {
 /**
  * Opens `server` on `address` (`host:port`, or an absolute path for a Unix socket) and resolves with
  * its URL, the port actually bound. `reusePort`: the threads of one node each open the data-plane
- * port, and the kernel spreads connections among them (SO_REUSEPORT).
+ * port, and the kernel spreads connections among them (SO_REUSEPORT). `fd`: the listening socket an
+ * upgraded predecessor handed over (upgrade-successor.ts), taken as it is, its queue included;
+ * `address` then only names it in errors.
  */
-export async function listen(server: Server, listener: string, address: string, options: { reusePort: boolean }): Promise<string> {
-  const onSocket = address.startsWith('/');
+export async function listen(server: Server, listener: string, address: string, options: { reusePort: boolean; fd?: number }): Promise<string> {
+  const onSocket = options.fd === undefined && address.startsWith('/');
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => reject(new ListenError(listener, address, error));
     server.once('error', onError);
@@ -45,7 +47,8 @@ export async function listen(server: Server, listener: string, address: string, 
       server.off('error', onError);
       resolve();
     };
-    if (onSocket) server.listen({ path: address }, done);
+    if (options.fd !== undefined) server.listen({ fd: options.fd }, done);
+    else if (onSocket) server.listen({ path: address }, done);
     else {
       const { host, port } = splitHostPort(address);
       server.listen({ host, port, reusePort: options.reusePort }, done);
@@ -82,5 +85,38 @@ export async function close(server: Server): Promise<void> {
     server.closeIdleConnections();
     // Connections still busy after the grace are cut: stop must end.
     setTimeout(() => server.closeAllConnections(), STOP_GRACE_MS).unref();
+  });
+}
+
+/**
+ * The descriptor of `server`'s listening socket, which an upgrade's successor inherits. Node keeps it
+ * on the server's handle only (on Unix); a handle without one cannot be handed over.
+ */
+export function listeningFd(server: Server): number {
+  const fd = (server as unknown as { _handle?: { fd?: unknown } | null })._handle?.fd;
+  if (typeof fd !== 'number' || fd < 0) throw new Error('this listener has no socket descriptor to hand over');
+  return fd;
+}
+
+/**
+ * Stops `server` taking connections, and resolves true once every connection it has ended (false
+ * after `timeoutMs`), without closing idle keep-alive ones: a client may be sending its next request
+ * on one at that very moment, and would see it cut. Their next answer says `Connection: close` (the
+ * node's drain flag is up), and Node closes those that stay idle after `limits.keep_alive_timeout`, a
+ * time it announces in every answer. Node's own `Server.close` closes idle connections at once: the
+ * listener is closed as a plain net.Server here.
+ */
+export function stopAccepting(server: Server, timeoutMs: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    if (!server.listening) {
+      resolve(true);
+      return;
+    }
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    timer.unref();
+    NetServer.prototype.close.call(server, () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
   });
 }

@@ -10,6 +10,7 @@
 // see the startup phases; the data plane opens last. The warm tier's index is rebuilt meanwhile and
 // after: the tier joins the cache when it is complete, and readiness does not wait for it.
 import { join } from 'node:path';
+import type { Server } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
 import { ConfigError } from '../config/index.js';
@@ -56,6 +57,9 @@ import { pinTickObjectShape } from './tick-object-shape.js';
 import { checkStartup } from './startup-checks.js';
 import { openLockedWarmStore } from './warm-directory.js';
 import { close, listen, probeAddress } from './listeners.js';
+import { startSuccessor, type UpgradeOutcome } from './upgrade-predecessor.js';
+import type { HandedSockets, Successor } from './upgrade-successor.js';
+import { DRAIN_TIMEOUT_MS } from './drain-timeout.js';
 import { ConfigReloader, type ReloadOutcome, type ReloadStep } from './reload/config-reloader.js';
 import { registerNodeReloadSteps, type ReloadableParts } from './reload/node-reload-steps.js';
 import { createFileReload } from './reload/reload-from-file.js';
@@ -85,6 +89,11 @@ export interface StartNodeOptions {
   tracingBatch?: Partial<BatchLimits>;
   /** Where the data-plane worker threads' log lines go, whole; standard output by default. */
   workerOutput?: LineSink;
+  /**
+   * This process was started by an upgrading predecessor, whose sockets and directory the node takes
+   * over as it starts; the caller tells the predecessor it serves (Successor.serving) once started.
+   */
+  successor?: Successor;
 }
 
 export interface SvcNode {
@@ -122,6 +131,13 @@ export interface SvcNode {
    * threads report theirs every 100 ms; a test that moves the node's clock asks for them at once.
    */
   gatherHits(): Promise<void>;
+  /**
+   * Starts `command` (this process's own, so the build now on disk is what starts) as this node's
+   * successor and hands it the node (upgrade-predecessor.ts): resolves 'handed-over' once the
+   * successor serves and this node's connections ended (or the drain timed out), after which stop()
+   * and exit; 'failed' when the successor did not get to serve, this node serving on (logged).
+   */
+  upgrade(command: readonly string[]): Promise<UpgradeOutcome>;
   /** Closes the cluster, listeners, pools and stores, newest first; the warm tier is flushed before it closes. */
   stop(): Promise<void>;
 }
@@ -160,8 +176,18 @@ export interface DataSide {
   readonly replicas: InvalidationReplicas | undefined;
   /** Builds what serves, once the cache, the engine and the cluster member exist. */
   build(parts: ControlParts): Promise<void>;
-  /** Opens the data plane; resolves with its URL. */
-  start(onServingChange: (serving: number, total: number) => void): Promise<string>;
+  /**
+   * Opens the data plane; resolves with its URL. `handed`: the listening sockets of the configured
+   * address an upgraded predecessor handed over, taken rather than opened (upgrade-successor.ts).
+   */
+  start(onServingChange: (serving: number, total: number) => void, handed: HandedSockets | undefined): Promise<string>;
+  /** The descriptors of the data plane's listening sockets, for an upgrade's successor. */
+  listeningFds(): Promise<number[]>;
+  /**
+   * After an upgrade handed the sockets over: stops taking connections, and resolves once the data
+   * plane's connections ended (true) or after `timeoutMs` (false).
+   */
+  stopAccepting(timeoutMs: number): Promise<boolean>;
   /** The fresh entry a plain request for `key` would be answered from (peer fetch's owner side). */
   freshEntry(key: string, requestHeaders: HeaderLookup): CacheEntry | undefined;
   /** Where the owner side asks this node's data plane for `key` (PeerFetcherOptions.dataPlane). */
@@ -208,8 +234,10 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
   const problems = await checkStartup(config, env);
   if (problems.length > 0) throw new ConfigError(problems);
   // A data-plane port already taken is reported now, not after the warm tier, the worker threads and
-  // the cluster have started (seconds on a large machine); the listener opens for real last.
-  await probeAddress('data-plane', config.listen);
+  // the cluster have started (seconds on a large machine); the listener opens for real last. An
+  // upgrade's successor takes its predecessor's sockets instead: that port is taken, by them.
+  const handedData = options.successor?.dataSockets(config.listen);
+  if (handedData === undefined) await probeAddress('data-plane', config.listen);
   // Without it, a node that sat idle once answers its hits about a quarter slower (see the module).
   await pinTickObjectShape();
   const now = options.clock?.now ?? Date.now;
@@ -259,10 +287,17 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     rejections: adminRejections,
     smugglingRejected: metrics.smugglingRejected,
   });
-  const adminUrl = await listen(adminServer, 'admin', config.admin.listen, { reusePort: false });
+  // A successor answers admin requests once it serves: until then its predecessor does, ready.
+  const handedAdmin = options.successor?.adminSocket(config.admin.listen);
+  const adminUrl = handedAdmin ? handedUrl(handedAdmin) : await listen(adminServer, 'admin', config.admin.listen, { reusePort: false });
   teardown.add(() => close(adminServer));
 
-  const warm = config.warm ? await openWarm(config, readiness, now, teardown) : undefined;
+  // What writes in the node's directory, let go of together: at the stop, or when an upgrade's
+  // successor takes the directory over.
+  const directory = new Teardown();
+  teardown.add(() => directory.run());
+  await options.successor?.takeOver();
+  const warm = config.warm ? await openWarm(config, readiness, now, directory) : undefined;
   // Evictions from the hot tier are demoted to the warm one (when the write-through copy is missing).
   const hot = createHotStore({ maxBytes: config.hot_max_bytes, onEvict: (entry) => cache.demote(entry) });
   const cache = new TieredCache(hot, warm, warm?.indexed);
@@ -274,7 +309,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
   const invalidator = createInvalidator({ cache, logger, now, dataDir: invalidationDir, maxActiveBans: config.max_active_bans, replicas: side.replicas });
   metrics.bindBans(invalidator);
   await readiness.phase('log_replay', () => invalidator.start());
-  teardown.add(() => invalidator.stop());
+  directory.add(() => invalidator.stop());
   // CDN purges not yet confirmed are kept beside the invalidation journal, and sent again at start.
   const cdnConfig = config.cdn;
   const cdn = cdnConfig
@@ -290,7 +325,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
         }),
       )
     : undefined;
-  if (cdn) teardown.add(() => cdn.stop());
+  if (cdn) directory.add(() => cdn.stop());
 
   const clusterConfig = config.cluster;
   const cluster: ClusterNode | undefined = clusterConfig
@@ -376,12 +411,14 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
   if (reload) mountReloadRoutes(router, { check: createTokenCheck(adminToken, authGuard), reload });
   registerNodeReloadSteps(reloader, { logger, env, hot, adminToken, invalidator, refresher: side.refresher, ...side.reloadParts() });
 
-  const dataUrl = await side.start((serving, total) =>
-    readiness.set(
-      'data_listener_bound',
-      serving > 0,
-      serving === 0 ? 'no data-plane thread serves: starting them again' : total > 1 ? `listening (${serving} of ${total} threads)` : 'listening',
-    ),
+  const dataUrl = await side.start(
+    (serving, total) =>
+      readiness.set(
+        'data_listener_bound',
+        serving > 0,
+        serving === 0 ? 'no data-plane thread serves: starting them again' : total > 1 ? `listening (${serving} of ${total} threads)` : 'listening',
+      ),
+    handedData,
   );
   readiness.set('data_listener_bound', true, threads > 1 ? `listening on ${dataUrl} (${threads} threads)` : `listening on ${dataUrl}`);
   // Joined last: peers may send fetches as soon as they know this node, and the data plane answers them.
@@ -389,8 +426,20 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     teardown.add(() => cluster.stop());
     await cluster.start();
   }
+  if (handedAdmin) await listen(adminServer, 'admin', handedAdmin.address, { reusePort: false, fd: handedAdmin.fds[0] });
   logger.info({ data: dataUrl, admin: adminUrl, workers: threads }, 'svc is serving');
   markStarted();
+  const upgrade = upgrader({
+    config,
+    logger,
+    env,
+    adminServer,
+    adminUrl,
+    dataUrl,
+    side,
+    drainFlag,
+    releaseDirectory: () => directory.run(),
+  });
 
   return {
     dataUrl,
@@ -412,8 +461,52 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     },
     drain,
     gatherHits: () => side.gatherHits(),
+    upgrade,
     // Cluster first (peers stop sending fetches), then the data plane, and the stores last.
     stop: () => teardown.run(),
+  };
+}
+
+/** The URL of a listener handed over by an upgraded predecessor. */
+function handedUrl(handed: HandedSockets): string {
+  return `http://${handed.address}`;
+}
+
+/**
+ * SvcNode.upgrade: one at a time; once the successor serves, this node's responses say
+ * `Connection: close` and its data plane stops taking connections and waits for its own to end.
+ */
+function upgrader(parts: { config: Config; logger: Logger; env: NodeJS.ProcessEnv; adminServer: Server; adminUrl: string; dataUrl: string; side: DataSide; drainFlag: DrainFlag; releaseDirectory: () => Promise<void> }): (command: readonly string[]) => Promise<UpgradeOutcome> {
+  const { config, logger, side } = parts;
+  let upgrading = false;
+  return async (command) => {
+    if (upgrading) {
+      logger.warn('upgrade: one is in progress already: this signal is ignored');
+      return 'failed';
+    }
+    if (config.cluster) {
+      logger.error('upgrade: a node of a cluster is upgraded by a restart (its cluster port and its place in the membership are not handed over): this process serves on');
+      return 'failed';
+    }
+    upgrading = true;
+    const outcome = await startSuccessor(
+      {
+        logger,
+        env: parts.env,
+        admin: { server: parts.adminServer, address: config.admin.listen, url: parts.adminUrl },
+        data: { address: config.listen, url: parts.dataUrl, fds: () => side.listeningFds() },
+        releaseDirectory: parts.releaseDirectory,
+      },
+      command,
+    );
+    if (outcome === 'failed') {
+      upgrading = false;
+      return outcome;
+    }
+    parts.drainFlag.set(true);
+    const drained = await side.stopAccepting(DRAIN_TIMEOUT_MS);
+    logger.info({ drained }, drained ? 'upgrade: every connection of this process ended' : 'upgrade: connections still open after the drain timeout are cut by the stop');
+    return outcome;
   };
 }
 

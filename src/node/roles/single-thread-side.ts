@@ -8,6 +8,7 @@ import { createNodeLimitsMemory, nodeLimits } from '../node-limits.js';
 import { registryExposition } from '../workers/worker-metrics.js';
 import type { ControlParts, DataSide } from '../svc-node.js';
 import { DRAIN_TIMEOUT_MS } from '../drain-timeout.js';
+import { probeAddress } from '../listeners.js';
 
 export function singleThreadSide(): DataSide {
   let plane: DataPlane | undefined;
@@ -52,14 +53,19 @@ export function singleThreadSide(): DataSide {
       const started = refresher;
       teardown.add(() => started.stop());
     },
-    async start(onServingChange) {
-      dataUrl = await plane!.listen(parts!.firstConfig.listen, false);
+    async start(onServingChange, handed) {
+      // SO_REUSEPORT, as the threads of a node of several do, after the same check that the port is
+      // free: an upgrade's successor opens its own socket beside this one's when it runs more threads.
+      if (handed === undefined) dataUrl = await plane!.listen(await probeAddress('data-plane', parts!.firstConfig.listen), true);
+      else for (const fd of handed.fds) dataUrl = await plane!.listen(handed.address, true, fd);
       onServingChange(1, 1);
       return dataUrl;
     },
     freshEntry: (key, requestHeaders) => plane?.cacheFlow.freshEntry(key, requestHeaders),
     dataPlaneFor: () => dataUrl,
     drain: () => plane?.inFlight.idle(DRAIN_TIMEOUT_MS) ?? Promise.resolve(true),
+    listeningFds: () => Promise.resolve(plane!.listeningFds()),
+    stopAccepting: (timeoutMs) => plane!.stopAccepting(timeoutMs),
     reloaded: () => Promise.resolve(),
     exposition: (own, openMetrics) => registryExposition(own, openMetrics),
     metricsSource: (own) => own,

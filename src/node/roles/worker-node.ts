@@ -38,6 +38,8 @@ export interface WorkerNode {
   readonly warm: WorkerWarmTier | undefined;
   /** Resolves once this thread's in-flight requests are done (or the drain timed out). */
   drain(): Promise<void>;
+  listeningFds(): number[];
+  stopAccepting(timeoutMs: number): Promise<boolean>;
   reload(next: Config): Promise<unknown>;
   report(): void;
   stop(): Promise<void>;
@@ -115,7 +117,10 @@ async function openWorkerNode(start: WorkerStart & { slot: number }, channel: Ma
     teardown,
   });
   await plane.listenInternal(siblingSocket(start.siblingDir, start.slot));
-  const dataUrl = await plane.listen(start.listen, true);
+  // An upgrade's successor takes the sockets its predecessor handed over to this slot, if any.
+  const urls = [];
+  for (const fd of start.inherited) urls.push(await plane.listen(start.listen, true, fd));
+  const dataUrl = urls[0] ?? (await plane.listen(start.listen, true));
 
   const reloader = new ConfigReloader();
   registerNodeReloadSteps(reloader, {
@@ -135,6 +140,8 @@ async function openWorkerNode(start: WorkerStart & { slot: number }, channel: Ma
     drain: async () => {
       await plane.inFlight.idle(DRAIN_TIMEOUT_MS);
     },
+    listeningFds: () => plane.listeningFds(),
+    stopAccepting: (timeoutMs) => plane.stopAccepting(timeoutMs),
     reload: async (next) => {
       const outcome = await reloader.reload(current, next);
       current = next;

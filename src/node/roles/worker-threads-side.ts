@@ -107,9 +107,9 @@ export function workerThreadsSide(threads: number, options: StartNodeOptions): D
         for (const hit of report.hits) running.noteServed(hit);
       });
     },
-    async start(onServingChange) {
+    async start(onServingChange, handed) {
       const started = workers!;
-      const url = await started.start(await probeAddress('data-plane', parts!.firstConfig.listen));
+      const url = handed === undefined ? await started.start(await probeAddress('data-plane', parts!.firstConfig.listen)) : await started.start(handed.address, handed.fds);
       parts!.teardown.add(() => started.stop());
       started.onServingChange((serving) => onServingChange(serving, threads));
       return url;
@@ -132,6 +132,8 @@ export function workerThreadsSide(threads: number, options: StartNodeOptions): D
       await workers?.drain();
       return true;
     },
+    listeningFds: () => workers!.listeningFds(),
+    stopAccepting: (timeoutMs) => workers!.stopAccepting(timeoutMs),
     reloaded: async () => {
       await workers?.reload(parts!.config());
     },

@@ -30,6 +30,11 @@ export interface WorkerStart {
   hotMemory: HotMemory;
   /** Where the data plane listens (a port the main thread checked is free). */
   listen: string;
+  /**
+   * Listening sockets of the same address an upgraded predecessor handed over, which this worker
+   * takes rather than open one (at its first start only: a socket outlives no worker that closed it).
+   */
+  inherited: number[];
   /** Workers of the node; a key's home worker is its hash modulo this (sibling-routing.ts). */
   workers: number;
   /** The directory of the workers' sibling sockets (0700, the node's own). */
@@ -87,6 +92,9 @@ export class DataPlaneWorkers {
   #onServed: ((report: ServedReport) => void) | undefined;
   #listen: string;
   #onServingChange: (serving: number) => void = () => undefined;
+  /** Per slot, the handed-over sockets its worker takes at its first start (none after: one that ended closed them). */
+  readonly #inherited = new Map<number, number[]>();
+  readonly #workers: number;
   readonly #accessLog = sharedAccessLog();
 
   constructor(
@@ -94,11 +102,13 @@ export class DataPlaneWorkers {
     private readonly logger: Logger,
   ) {
     this.#listen = options.listen;
-    const data = (): WorkerStart => ({
+    this.#workers = options.workers;
+    const data = (slot: number): WorkerStart => ({
       config: options.config(),
       clock: options.clock,
       hotMemory: options.hot.memory,
       listen: this.#listen,
+      inherited: this.#claim(slot),
       workers: options.workers,
       siblingDir: options.siblingDir,
       siblingToken: options.siblingToken,
@@ -111,7 +121,7 @@ export class DataPlaneWorkers {
     this.#supervisor = new WorkerSupervisor({
       workers: options.workers,
       module: WORKER_MAIN,
-      data: () => ({ ...data() }),
+      data: (slot) => ({ ...data(slot) }),
       env: options.env,
       output: options.output,
       logger,
@@ -128,9 +138,18 @@ export class DataPlaneWorkers {
     });
   }
 
-  /** Starts the workers on `address` (a port, not 0) and resolves with the data-plane URL once every one serves. */
-  async start(address: string): Promise<string> {
+  /**
+   * Starts the workers on `address` (a port, not 0) and resolves with the data-plane URL once every
+   * one serves. `inherited`: listening sockets of that address an upgraded predecessor handed over;
+   * slot i takes the sockets i, i + workers, …, so every one is taken whatever the two counts, and a
+   * slot without one opens its own beside them (SO_REUSEPORT).
+   */
+  async start(address: string, inherited: readonly number[] = []): Promise<string> {
     this.#listen = address;
+    inherited.forEach((fd, index) => {
+      const slot = index % this.#workers;
+      this.#inherited.set(slot, [...(this.#inherited.get(slot) ?? []), fd]);
+    });
     await this.#supervisor.start();
     const described = await this.#supervisor.calls.call('describe', null, { onFailure: 'report' });
     const url = described.answers[0];
@@ -223,6 +242,28 @@ export class DataPlaneWorkers {
     for (const failure of outcome.failed) {
       this.logger.error({ thread: failure.threadId, reason: failure.reason }, 'a data-plane worker did not reload: terminated, it starts again on the file as it is now');
     }
+  }
+
+  #claim(slot: number): number[] {
+    const sockets = this.#inherited.get(slot) ?? [];
+    this.#inherited.delete(slot);
+    return sockets;
+  }
+
+  /** The descriptors of every worker's data-plane listening sockets, for an upgrade's successor. */
+  async listeningFds(): Promise<number[]> {
+    const outcome = await this.#supervisor.calls.call('sockets', null, { onFailure: 'report' });
+    if (outcome.failed.length > 0) throw new Error(`${outcome.failed.length} data-plane worker(s) did not say which sockets they listen on`);
+    return outcome.answers.flat();
+  }
+
+  /**
+   * After an upgrade handed the sockets over: every worker stops taking connections; resolves true
+   * once their connections ended, false when one was still open after `timeoutMs`.
+   */
+  async stopAccepting(timeoutMs: number): Promise<boolean> {
+    const outcome = await this.#supervisor.calls.call('stopAccepting', timeoutMs, { onFailure: 'report', timeoutMs: timeoutMs + 1_000 });
+    return outcome.failed.length === 0 && outcome.answers.every(Boolean);
   }
 
   /** Workers started again after one died, since start. */

@@ -45,6 +45,13 @@ export const CALLS = {
    * answering (its warm-tier writes) has reached the main thread.
    */
   barrier: { payload: v.null(), result: v.null() },
+  /** The descriptors of the worker's data-plane listening sockets, which an upgrade hands over. */
+  sockets: { payload: v.null(), result: v.array(v.number()) },
+  /**
+   * After an upgrade handed the sockets over: the worker stops taking connections and answers once
+   * its connections ended (true) or after the payload's milliseconds (false).
+   */
+  stopAccepting: { payload: v.number(), result: v.boolean() },
   metrics: { payload: v.null(), result: v.array(v.custom<MetricFigures>((data) => typeof (data as { name?: unknown } | null)?.name === 'string', 'a metric expected')) },
 } as const;
 

@@ -22,6 +22,8 @@ export interface AnsweringNode {
   reload(next: Config): Promise<unknown>;
   /** Sends the hits it has to report now (background refresh's reports). */
   report(): void;
+  listeningFds(): number[];
+  stopAccepting(timeoutMs: number): Promise<boolean>;
 }
 
 export function answerMainCalls(channel: MainChannel, node: AnsweringNode, warm: WorkerWarmTier | undefined): void {
@@ -40,6 +42,8 @@ export function answerMainCalls(channel: MainChannel, node: AnsweringNode, warm:
     return null;
   });
   channel.handle('barrier', () => null);
+  channel.handle('sockets', () => node.listeningFds());
+  channel.handle('stopAccepting', (timeoutMs) => node.stopAccepting(timeoutMs));
   const local = node.invalidator;
   channel.handle('invalidate', async (invalidation) => {
     warm?.renewSnapshot();

@@ -1,0 +1,83 @@
+// The successor's side of an upgrade (upgrade-protocol.ts): what `svc serve` started by an upgrading
+// predecessor takes over, and when. It takes the listening sockets handed over for the addresses its
+// own configuration names (a socket of an address it no longer listens on is closed at once, so that
+// nothing waits in its queue for an accept that will not come), asks for the node's directory before
+// it opens the warm tier, and says it serves once every listener is open.
+import { closeSync } from 'node:fs';
+import { once } from 'node:events';
+import { isPredecessorMessage, parseHandedOver, UPGRADE_ENV, type HandedListener, type HandedOver, type SuccessorMessage } from './upgrade-protocol.js';
+
+/** Listening sockets handed over, and the address they are bound to (`host:port`, the port actual). */
+export interface HandedSockets {
+  fds: number[];
+  address: string;
+}
+
+export class Successor {
+  private constructor(
+    private readonly handed: HandedOver,
+    private readonly channel: NodeJS.Process & { send: NonNullable<NodeJS.Process['send']> },
+  ) {}
+
+  /** The successor this process is, when an upgrading predecessor started it; undefined otherwise. */
+  static ofThisProcess(): Successor | undefined {
+    const text = process.env[UPGRADE_ENV];
+    if (text === undefined) return undefined;
+    // Read once: the data-plane threads and any later successor are not handed these descriptors.
+    delete process.env[UPGRADE_ENV];
+    const handed = parseHandedOver(text);
+    if (process.send === undefined) throw new Error(`${UPGRADE_ENV} is set, but this process has no channel to the predecessor that would have set it`);
+    return new Successor(handed, process as NodeJS.Process & { send: NonNullable<NodeJS.Process['send']> });
+  }
+
+  /** The predecessor's pid. */
+  get from(): number {
+    return this.handed.from;
+  }
+
+  /** The admin listener's socket, when `address` (`admin.listen`) is the predecessor's. */
+  adminSocket(address: string): HandedSockets | undefined {
+    return taken(this.handed.admin, address);
+  }
+
+  /** The data plane's sockets, when `address` (`listen`) is the predecessor's. */
+  dataSockets(address: string): HandedSockets | undefined {
+    return taken(this.handed.data, address);
+  }
+
+  /**
+   * Asks the predecessor to let go of the node's directory (warm tier, invalidation journal, CDN
+   * queue, lock) and of admin requests, and resolves once it has, or is gone.
+   */
+  async takeOver(): Promise<void> {
+    const released = new Promise<void>((resolve) => {
+      const onMessage = (message: unknown): void => {
+        if (!isPredecessorMessage(message)) return;
+        this.channel.off('message', onMessage);
+        resolve();
+      };
+      this.channel.on('message', onMessage);
+      void once(this.channel, 'disconnect').then(() => resolve());
+    });
+    this.#send({ kind: 'release' });
+    await released;
+  }
+
+  /** Tells the predecessor this process serves, and lets go of the channel (which would keep it alive). */
+  serving(): void {
+    this.#send({ kind: 'serving' }, () => {
+      if (this.channel.connected) this.channel.disconnect();
+    });
+  }
+
+  #send(message: SuccessorMessage, sent?: () => void): void {
+    // A predecessor that is gone has nothing to hand over: the directory's lock tells.
+    if (this.channel.connected) this.channel.send(message, undefined, undefined, () => sent?.());
+  }
+}
+
+function taken(listener: HandedListener, address: string): HandedSockets | undefined {
+  if (listener.address === address) return { fds: listener.fds, address: new URL(listener.url).host };
+  for (const fd of listener.fds) closeSync(fd);
+  return undefined;
+}
