@@ -46,19 +46,27 @@ export const mainCommand: CommandDef = defineCommand({
   },
 });
 
-/** The command a `--help` applies to: the deepest subcommand named on the command line. */
+/**
+ * The command a `--help` applies to (the deepest subcommand named on the command line), and the
+ * parent citty names it under. citty prefixes only its direct parent's name, so a nested command's
+ * parent is given as the whole path above it: `svc config validate`, not `config validate`.
+ */
 async function helpTarget(rawArgs: readonly string[]): Promise<[CommandDef, CommandDef | undefined]> {
-  let command: CommandDef = mainCommand as CommandDef;
-  let parent: CommandDef | undefined;
+  const root = mainCommand as CommandDef;
+  let command = root;
+  const path: string[] = [];
   for (const arg of rawArgs) {
     if (arg.startsWith('-')) break;
     const subCommands = (typeof command.subCommands === 'function' ? await command.subCommands() : await command.subCommands) ?? {};
     const next = subCommands[arg];
     if (!next) break;
-    parent = command;
+    path.push(arg);
     command = (typeof next === 'function' ? await (next as () => Promise<CommandDef>)() : next) as CommandDef;
   }
-  return [command, parent];
+  if (path.length === 0) return [command, undefined];
+  const rootMeta = await (typeof root.meta === 'function' ? root.meta() : root.meta);
+  const parentName = [rootMeta?.name ?? 'svc', ...path.slice(0, -1)].join(' ');
+  return [command, { meta: { name: parentName, version: rootMeta?.version } }];
 }
 
 function describeFailure(error: unknown): { lines: string[]; exitCode: number } {
