@@ -57,10 +57,13 @@ describe('examples/systemd/svc.service', () => {
   const text = readFileSync(UNIT, 'utf8');
   const service = new Map(unitSettings(text).get('Service'));
 
-  test('reloads with SIGHUP, waits for readiness, stops with SIGTERM, and is hardened', () => {
+  test('reloads with SIGHUP, waits for readiness, follows an upgrade, stops with SIGTERM, and is hardened', () => {
     assert.equal(service.get('Type'), 'exec');
     assert.equal(service.get('ExecReload'), '/bin/kill -HUP $MAINPID');
-    assert.match(service.get('ExecStart')!, /^\/usr\/local\/bin\/svc serve --config \/etc\/svc\/svc\.yaml$/);
+    assert.match(service.get('ExecStart')!, /^\/usr\/local\/bin\/svc serve --config \/etc\/svc\/svc\.yaml --pid-file \/run\/svc\/svc\.pid$/);
+    // An upgrade (SIGUSR2) moves the main process: systemd follows it through the file svc writes.
+    assert.equal(service.get('PIDFile'), '/run/svc/svc.pid');
+    assert.equal(service.get('RuntimeDirectory'), 'svc');
     assert.match(service.get('ExecStartPost')!, /^\/usr\/local\/bin\/svc ready --wait \d+s --server \$\{SVC_ADMIN_SERVER\}$/);
     assert.equal(service.get('KillSignal'), 'SIGTERM');
     for (const [key, value] of Object.entries({
