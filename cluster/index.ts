@@ -1,4 +1,4 @@
-// The public API of the cluster library, exported from the package as `svc/cluster`.
+// The public API of the cluster library, exported from the package as `svc-edge-cache/cluster`.
 export type { Clock, TimerHandle } from './clock.js';
 export type { Random } from './random.js';
 export type {

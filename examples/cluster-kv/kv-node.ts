@@ -1,8 +1,9 @@
 // A cluster-wide key/value store: each key lives on the member `ring.owner(key)` names, and reads and
 // writes made on any member are forwarded there with `request`. It is a consumer of the cluster
 // library that is not a cache, built only on its public API (cluster/index.ts, published as
-// `svc/cluster`) and the UDP transport. Values live in memory: when the owner of a key dies, its
-// keys are gone and the ring hands them to a successor, empty. That is a demo's trade-off, not a bug.
+// `svc-edge-cache/cluster`) and the UDP transport. Values live in memory: when the owner of a key
+// dies, its keys are gone and the ring hands them to a successor, empty. That is a demo's trade-off,
+// not a bug.
 
 import { createClusterMember, type ClusterMember, type MembershipConfig } from '../../cluster/index.js';
 import { createUdpTransport, type TlsMaterial } from '../../transports/udp/index.js';

@@ -1,9 +1,14 @@
-// Issue 21 item 1: svc as a user installs it. The package is packed with `npm pack`, unpacked into a
-// temporary project as npm would install it, and given only its declared runtime dependencies (linked
-// from this repository's node_modules, so no registry is needed): a dependency used but not declared
-// fails here. A TypeScript file importing the client, the wire types, the cluster library and the UDP
-// transport is typechecked and run against a live node started from the installed package, and the
-// cluster-kv example, importing only `svc/cluster` and `svc/transports/udp`, runs with two members.
+// Issues 21 item 1 and 30 item 1: svc as a user installs it, under its package name. The package is
+// packed with `npm pack` and installed into an empty temporary project with `npm install <tarball>`,
+// which unpacks it, links its `svc` command into node_modules/.bin and checks its dependencies. Those
+// dependencies are not fetched: a real install compiles re2 for minutes, and the registry may be out
+// of reach. Each declared runtime dependency is linked beforehand from this repository's node_modules,
+// so npm finds them satisfied and stays offline (`--offline`), and only what package.json declares is
+// there: a dependency used but not declared fails here. Every export in package.json is imported, the
+// CLI runs from node_modules/.bin, a TypeScript file importing the client, the wire types, the cluster
+// library and the UDP transport is typechecked and run against a live node started from the installed
+// package, and the cluster-kv example, importing only the package's `/cluster` and `/transports/udp`,
+// runs with two members.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -11,7 +16,7 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { LIBP2P_PACKAGES } from '../../src/clustering/libp2p-packages.js';
@@ -27,7 +32,9 @@ interface PackedFile {
 }
 
 interface PackageJson {
+  name: string;
   version: string;
+  license: string;
   dependencies: Record<string, string>;
   peerDependencies: Record<string, string>;
   peerDependenciesMeta: Record<string, { optional?: boolean }>;
@@ -37,9 +44,25 @@ interface PackageJson {
   types: string;
 }
 
-function run(command: string, args: string[], cwd: string): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(command, args, { cwd, encoding: 'utf8', timeout: 120_000 });
+function run(command: string, args: string[], cwd: string, env?: NodeJS.ProcessEnv): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout: 120_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Links `names` from this repository's node_modules into `project`'s, as npm would have installed them. */
+async function linkFromRepository(project: string, names: readonly string[]): Promise<void> {
+  for (const name of names) {
+    const link = join(project, 'node_modules', name);
+    await mkdir(dirname(link), { recursive: true });
+    await symlink(join(REPO, 'node_modules', name), link, 'dir');
+  }
+}
+
+/** The relative links of a Markdown text (images included), without their #fragment. */
+function relativeLinks(markdown: string): string[] {
+  return [...markdown.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)]
+    .map((match) => match[1]!.split('#')[0]!)
+    .filter((target) => target !== '' && !/^[a-z][a-z0-9+.-]*:/i.test(target));
 }
 
 /** A child process whose stdout is read line by line. */
@@ -79,9 +102,11 @@ class LineProcess {
   }
 }
 
-const CONSUMER = `import { AdminApiError, createAdminClient, type StatsResponse, type VersionResponse } from 'svc';
-import { createClusterMember, systemClock, type ClusterMember } from 'svc/cluster';
-import { createUdpTransport } from 'svc/transports/udp';
+const PACKAGE = 'svc-edge-cache';
+
+const CONSUMER = `import { AdminApiError, createAdminClient, type StatsResponse, type VersionResponse } from '${PACKAGE}';
+import { createClusterMember, systemClock, type ClusterMember } from '${PACKAGE}/cluster';
+import { createUdpTransport } from '${PACKAGE}/transports/udp';
 
 const [server] = process.argv.slice(2);
 const client = createAdminClient({ server, token: process.env.SVC_ADMIN_TOKEN });
@@ -100,7 +125,7 @@ console.log(JSON.stringify({ hotEntries: stats.tiers.hot.entries, version: versi
 `;
 
 /** Must not typecheck: proves the types are real rather than \`any\`. */
-const MISTYPED = `import { createAdminClient } from 'svc';
+const MISTYPED = `import { createAdminClient } from '${PACKAGE}';
 const status: number = (await createAdminClient().health()).status;
 console.log(status);
 `;
@@ -124,28 +149,35 @@ describe('the packed package, installed in another project', () => {
   let installed: string;
   let packedFiles: string[];
   let manifest: PackageJson;
+  /** The environment the installed `svc` runs in: this Node first on PATH, as its shebang asks for `node`. */
+  let env: NodeJS.ProcessEnv;
 
   before(async () => {
     work = await mkdtemp(join(tmpdir(), 'svc-package-'));
     const pack = run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], REPO);
     assert.equal(pack.status, 0, pack.stderr);
-    const [packed] = JSON.parse(pack.stdout) as [{ filename: string; files: PackedFile[] }];
+    const [packed] = JSON.parse(pack.stdout) as [{ name: string; filename: string; files: PackedFile[] }];
+    assert.equal(packed.name, PACKAGE);
     packedFiles = packed.files.map((file) => file.path);
     project = join(work, 'project');
-    installed = join(project, 'node_modules', 'svc');
-    await mkdir(installed, { recursive: true });
-    const untar = run('tar', ['-xzf', join(work, packed.filename), '-C', installed, '--strip-components=1'], work);
-    assert.equal(untar.status, 0, untar.stderr);
-    manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as PackageJson;
-    // What `npm install` would bring: the declared dependencies (their own dependencies resolve
-    // from this repository's node_modules, where the links point), and the consumer's TypeScript types.
-    for (const name of [...Object.keys(manifest.dependencies), '@types/node']) {
-      const link = join(project, 'node_modules', name);
-      await mkdir(dirname(link), { recursive: true });
-      await symlink(join(REPO, 'node_modules', name), link, 'dir');
-    }
+    await mkdir(project);
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    // The declared dependencies, linked (their own dependencies resolve from this repository's
+    // node_modules, where the links point); then npm installs the tarball beside them.
+    const repositoryManifest = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as PackageJson;
+    await linkFromRepository(project, Object.keys(repositoryManifest.dependencies));
+    const install = run(
+      'npm',
+      ['install', join(work, packed.filename), '--no-save', '--no-package-lock', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'],
+      project,
+    );
+    assert.equal(install.status, 0, install.stdout + install.stderr);
+    installed = join(project, 'node_modules', PACKAGE);
+    manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as PackageJson;
+    // The consumer's TypeScript types, after npm, which removes what no package.json asks for.
+    await linkFromRepository(project, ['@types/node']);
     await writeFile(join(project, 'tsconfig.json'), JSON.stringify(TSCONFIG));
+    env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` };
   });
   after(async () => {
     await rm(work, { recursive: true, force: true });
@@ -163,9 +195,42 @@ describe('the packed package, installed in another project', () => {
         (path.endsWith('.ts') && !path.endsWith('.d.ts')),
     );
     assert.deepEqual(unwanted, []);
-    for (const wanted of ['package.json', 'README.md', 'docs/openapi.yaml', 'dist/build-info.json', 'dist/src/cli/main.js', 'dist/src/index.d.ts', 'src/admin/dashboard/assets/dashboard.js']) {
+    for (const wanted of [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'docs/openapi.yaml',
+      'docs/operations.md',
+      'dist/build-info.json',
+      'dist/src/cli/main.js',
+      'dist/src/index.d.ts',
+      'src/admin/dashboard/assets/dashboard.js',
+    ]) {
       assert.ok(packedFiles.includes(wanted), `${wanted} is shipped`);
     }
+  });
+
+  test('the licence the package declares ships in full', async () => {
+    assert.equal(manifest.license, 'Apache-2.0');
+    const licence = await readFile(join(installed, 'LICENSE'), 'utf8');
+    assert.match(licence, /^\s*Apache License\s+Version 2\.0, January 2004/);
+    assert.match(licence, /END OF TERMS AND CONDITIONS/);
+    assert.equal(licence, await readFile(join(REPO, 'LICENSE'), 'utf8'));
+  });
+
+  test('every relative link in the shipped Markdown, the README links to docs/ among them, resolves inside the package', async () => {
+    const markdown = packedFiles.filter((path) => path.endsWith('.md'));
+    assert.ok(markdown.includes('README.md') && markdown.includes('docs/admin-api.md'), markdown.join(', '));
+    const broken: string[] = [];
+    let links = 0;
+    for (const file of markdown) {
+      for (const target of relativeLinks(await readFile(join(installed, file), 'utf8'))) {
+        links++;
+        if (!existsSync(join(installed, dirname(file), decodeURIComponent(target)))) broken.push(`${file} → ${target}`);
+      }
+    }
+    assert.deepEqual(broken, []);
+    assert.ok(links > 20, `${links} relative links read`);
   });
 
   test('every entry point and the bin exist in the package as built', () => {
@@ -188,15 +253,22 @@ describe('the packed package, installed in another project', () => {
     }
   });
 
-  test('the CLI runs from the installed package, without the libp2p packages', () => {
-    const cli = join(installed, manifest.bin.svc!);
-    const version = run(process.execPath, [cli, '--version'], project);
+  test('the svc command runs from node_modules/.bin of the project, without the libp2p packages', () => {
+    assert.deepEqual(Object.keys(manifest.bin), ['svc']);
+    const svc = join(project, 'node_modules', '.bin', 'svc');
+    const version = run(svc, ['--version'], project, env);
     assert.equal(version.status, 0, version.stderr);
     assert.equal(version.stdout.trim(), manifest.version);
-    const sim = run(process.execPath, [cli, 'sim', 'list'], project);
+    const versionCommand = run(svc, ['version'], project, env);
+    assert.equal(versionCommand.status, 0, versionCommand.stderr);
+    assert.match(versionCommand.stdout, new RegExp(`^svc ${manifest.version.replaceAll('.', '\\.')} \\(commit `));
+    const help = run(svc, ['--help'], project, env);
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /svc serve/);
+    const sim = run(svc, ['sim', 'list'], project, env);
     assert.equal(sim.status, 0, sim.stderr);
     // Importing the libp2p entry without its packages fails at once, naming a missing package.
-    const libp2p = run(process.execPath, ['--input-type=module', '-e', "await import('svc/transports/libp2p')"], project);
+    const libp2p = run(process.execPath, ['--input-type=module', '-e', `await import('${PACKAGE}/transports/libp2p')`], project);
     assert.notEqual(libp2p.status, 0);
     assert.match(libp2p.stderr, /ERR_MODULE_NOT_FOUND|Cannot find package '(@libp2p|@multiformats|libp2p)/);
   });
@@ -249,12 +321,12 @@ describe('the packed package, installed in another project', () => {
     }
   });
 
-  test('the cluster-kv example runs on svc/cluster and svc/transports/udp with two members', { timeout: 120_000 }, async () => {
+  test('the cluster-kv example runs on svc-edge-cache/cluster and svc-edge-cache/transports/udp with two members', { timeout: 120_000 }, async () => {
     const example = join(project, 'kv');
     await mkdir(example);
     for (const file of ['kv-node.ts', 'main.ts']) {
       const source = await readFile(join(REPO, 'examples', 'cluster-kv', file), 'utf8');
-      const rewritten = source.replace("'../../cluster/index.js'", "'svc/cluster'").replace("'../../transports/udp/index.js'", "'svc/transports/udp'");
+      const rewritten = source.replace("'../../cluster/index.js'", `'${PACKAGE}/cluster'`).replace("'../../transports/udp/index.js'", `'${PACKAGE}/transports/udp'`);
       assert.doesNotMatch(rewritten, /from '\.\.\//, `${file} imports only the package (and its own files)`);
       await writeFile(join(example, file), rewritten);
     }
@@ -288,6 +360,28 @@ describe('the packed package, installed in another project', () => {
       }
     } finally {
       for (const member of [a, b]) if (member.child.exitCode === null) member.child.kill('SIGKILL');
+    }
+  });
+
+  // Last: it installs the libp2p packages, which the tests above must not find.
+  test('every export in package.json imports, the libp2p transport with its peer packages installed beside it', async () => {
+    await linkFromRepository(project, LIBP2P_PACKAGES);
+    const specifiers = Object.keys(manifest.exports).map((entry) => (entry === '.' ? PACKAGE : `${PACKAGE}${entry.slice(1)}`));
+    assert.ok(specifiers.length >= 5, specifiers.join(', '));
+    const script = `const found = {};
+for (const specifier of ${JSON.stringify(specifiers)}) {
+  const loaded = specifier.endsWith('.json') ? await import(specifier, { with: { type: 'json' } }) : await import(specifier);
+  found[specifier] = Object.keys(loaded).filter((name) => name !== 'default').length;
+  if (specifier.endsWith('.json')) found[specifier] = loaded.default.name;
+}
+console.log(JSON.stringify(found));`;
+    const imported = run(process.execPath, ['--input-type=module', '-e', script], project);
+    assert.equal(imported.status, 0, imported.stderr);
+    const found = JSON.parse(imported.stdout) as Record<string, number | string>;
+    assert.deepEqual(Object.keys(found), specifiers);
+    for (const specifier of specifiers) {
+      if (specifier.endsWith('.json')) assert.equal(found[specifier], PACKAGE);
+      else assert.ok((found[specifier] as number) > 0, `${specifier} exports something`);
     }
   });
 });
