@@ -83,12 +83,24 @@ export const serveCommand = defineCommand({
     process.off('SIGHUP', countHangup);
     process.on('SIGHUP', reload);
     if (hangups > 0) reload();
+    let stopping = false;
+    let requestStop: (signal: NodeJS.Signals, why: 'signal' | 'upgrade') => void = () => undefined;
+    // The same command again: the build on disk now is what the successor runs.
+    const upgrade = (): void => {
+      if (stopping) return;
+      void node.upgrade([process.execPath, ...process.execArgv, ...process.argv.slice(1)]).then((outcome) => {
+        if (outcome === 'handed-over') requestStop('SIGUSR2', 'upgrade');
+      });
+    };
+    // Added before the start's listener goes: with none, the signal's default action ends the process.
+    process.on('SIGUSR2', upgrade);
     process.off('SIGUSR2', countUpgrade);
     if (upgradesWhileStarting > 0) logger.warn({ signal: 'SIGUSR2' }, 'upgrade: asked for while the node was starting: not made; send the signal again');
     let stopped = false;
     const reason = await new Promise<'signal' | 'upgrade'>((resolve) => {
-      const stop = (signal: NodeJS.Signals, why: 'signal' | 'upgrade'): void => {
-        process.off('SIGUSR2', upgrade);
+      requestStop = (signal, why) => {
+        if (stopping) return;
+        stopping = true;
         logger.info({ signal }, 'stopping');
         // /readyz answers 503 from now on: the data-plane listener is about to close.
         node.readiness.markDraining();
@@ -100,15 +112,8 @@ export const serveCommand = defineCommand({
         }, STOP_DEADLINE_MS).unref();
         resolve(why);
       };
-      // The same command again: the build on disk now is what the successor runs.
-      const upgrade = (): void => {
-        void node.upgrade([process.execPath, ...process.execArgv, ...process.argv.slice(1)]).then((outcome) => {
-          if (outcome === 'handed-over') stop('SIGUSR2', 'upgrade');
-        });
-      };
-      process.on('SIGUSR2', upgrade);
-      process.once('SIGINT', (signal) => stop(signal, 'signal'));
-      process.once('SIGTERM', (signal) => stop(signal, 'signal'));
+      process.once('SIGINT', (signal) => requestStop(signal, 'signal'));
+      process.once('SIGTERM', (signal) => requestStop(signal, 'signal'));
     });
     process.off('SIGHUP', reload);
     await node.stop();
