@@ -4,7 +4,6 @@
 // nothing waits in its queue for an accept that will not come), asks for the node's directory before
 // it opens the warm tier, and says it serves once every listener is open.
 import { closeSync } from 'node:fs';
-import { once } from 'node:events';
 import { isPredecessorMessage, parseHandedOver, UPGRADE_ENV, type HandedListener, type HandedOver, type SuccessorMessage } from './upgrade-protocol.js';
 
 /** Listening sockets handed over, and the address they are bound to (`host:port`, the port actual). */
@@ -50,14 +49,19 @@ export class Successor {
    * queue, lock) and of admin requests, and resolves once it has, or is gone.
    */
   async takeOver(): Promise<void> {
+    // The channel keeps this process alive while it has listeners: none is left once the answer is
+    // in, so that a start that fails after it ends the process as any failed start does.
     const released = new Promise<void>((resolve) => {
-      const onMessage = (message: unknown): void => {
-        if (!isPredecessorMessage(message)) return;
+      const done = (): void => {
         this.channel.off('message', onMessage);
+        this.channel.off('disconnect', done);
         resolve();
       };
+      const onMessage = (message: unknown): void => {
+        if (isPredecessorMessage(message)) done();
+      };
       this.channel.on('message', onMessage);
-      void once(this.channel, 'disconnect').then(() => resolve());
+      this.channel.on('disconnect', done);
     });
     this.#send({ kind: 'release' });
     await released;
