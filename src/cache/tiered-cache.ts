@@ -4,7 +4,6 @@
 // write-through copy was dropped under pressure. Store failures degrade to misses (DESIGN principle 6).
 import type { CacheEntry } from './entry.js';
 import { MAX_VARIANTS, type CacheStore, type PutOutcome } from '../store/cache-store.js';
-import { WarmJoin } from './warm-join.js';
 
 export interface CacheHit {
   entry: CacheEntry;
@@ -25,48 +24,10 @@ export function variantWithKey(candidates: readonly CacheEntry[], variantKey: st
 }
 
 export class TieredCache {
-  /** The warm tier once it takes part in lookups, stores and invalidations. */
-  #warm: CacheStore | undefined;
-  /** Set while a warm tier is being indexed: the invalidations it must be given when it joins. */
-  #joining: WarmJoin | undefined;
-  /**
-   * Resolves when the warm tier has joined, or will not (its index failed, or there is none). Sweeps
-   * that must see every stored entry (the ban prune) wait for it.
-   */
-  readonly warmJoined: Promise<void>;
-
-  /**
-   * `warmIndexed`, when given, is the warm tier's index rebuild: the tier joins once it resolves, and
-   * stays out if it rejects. Without it the tier takes part at once.
-   */
   constructor(
     readonly hot: CacheStore,
-    warm: CacheStore | undefined,
-    warmIndexed?: Promise<void>,
-  ) {
-    if (warm === undefined || warmIndexed === undefined) {
-      this.#warm = warm;
-      this.warmJoined = Promise.resolve();
-      return;
-    }
-    const joining = new WarmJoin();
-    this.#joining = joining;
-    this.warmJoined = warmIndexed.then(
-      () => {
-        // One synchronous step: nothing can look the tier up between the deletes and the join.
-        joining.applyTo(warm);
-        this.#warm = warm;
-        this.#joining = undefined;
-      },
-      () => {
-        this.#joining = undefined;
-      },
-    );
-  }
-
-  get warm(): CacheStore | undefined {
-    return this.#warm;
-  }
+    readonly warm: CacheStore | undefined,
+  ) {}
 
   lookup<C>(key: string, select: VariantSelector<C>, context: C): CacheHit | undefined {
     const hotEntry = select(this.hot.variants(key), context);
@@ -102,7 +63,6 @@ export class TieredCache {
 
   /** Removes every variant of `key` from both tiers; returns how many entries went. */
   delete(key: string, variantKey?: string): number {
-    this.#joining?.invalidate(key);
     return this.#deleteHot(key, variantKey) + (this.warm?.delete(key, variantKey) ?? 0);
   }
 
@@ -111,7 +71,6 @@ export class TieredCache {
    * variant held by both tiers counts once).
    */
   deleteVariants(key: string): number {
-    this.#joining?.invalidate(key);
     const hotVariants = this.hot.peek(key);
     this.#deleteHot(key, undefined);
     if (!this.warm) return hotVariants.length;
@@ -127,7 +86,6 @@ export class TieredCache {
    * rewritten (its write queue is full) is deleted, so a restart never brings back the unchanged entry.
    */
   rewriteVariants(key: string, change: (entry: CacheEntry) => CacheEntry | undefined): number {
-    this.#joining?.invalidate(key);
     const changed = new Set<string>();
     for (const entry of this.hot.peek(key)) {
       const replacement = change(entry);
@@ -150,7 +108,6 @@ export class TieredCache {
    * many distinct variants went.
    */
   deleteFetchedBy(key: string, atMs: number): number {
-    this.#joining?.invalidate(key, atMs);
     const deleted = new Set<string>();
     for (const entry of this.hot.peek(key)) {
       if (entry.requestTimeMs > atMs) continue;

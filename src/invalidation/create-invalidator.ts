@@ -160,9 +160,6 @@ class Engine implements InvalidationEngine {
   readonly #counts: Record<InvalidationType, number> = { purge: 0, purge_batch: 0, ban: 0, refresh: 0 };
 
   #state: 'new' | 'running' | 'stopped' = 'new';
-  /** Resolved by stop(): what waits for the warm tier to join gives up then. */
-  #onStop: () => void = () => undefined;
-  readonly #stopping = new Promise<void>((resolve) => (this.#onStop = resolve));
   #journal: InvalidationJournal | undefined;
   #timer: NodeJS.Timeout | undefined;
   #pruning: Promise<PruneReport> | undefined;
@@ -215,7 +212,6 @@ class Engine implements InvalidationEngine {
   async stop(): Promise<void> {
     if (this.#state !== 'running') return;
     this.#state = 'stopped';
-    this.#onStop();
     clearInterval(this.#timer);
     await this.#lurker.stop();
     await this.#pruning?.catch(() => undefined);
@@ -422,9 +418,6 @@ class Engine implements InvalidationEngine {
   }
 
   async #prune(): Promise<PruneReport> {
-    // A ban is dropped only after the sweep has walked every stored entry: a warm tier still being
-    // indexed would hide from it what the ban still hides. Stopping does not wait for the index.
-    await Promise.race([this.#cache.warmJoined, this.#stopping]);
     if (this.#state !== 'running') return { bansPruned: 0, purgeRecordsPruned: 0, entriesDeleted: 0 };
     const nowMs = this.#now();
     const purges = this.#expirePurgeRecords(nowMs);

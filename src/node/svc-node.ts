@@ -7,8 +7,8 @@
 // The control plane is the same in both (this module); what serves the data plane is a DataSide
 // (roles/single-thread-side.ts, roles/worker-threads-side.ts), built from the shared data-plane
 // builder (data-plane.ts) or by the worker threads. The admin listener comes up first so that probes
-// see the startup phases; the data plane opens last. The warm tier's index is rebuilt meanwhile and
-// after: the tier joins the cache when it is complete, and readiness does not wait for it.
+// see the startup phases; the data plane opens last. The warm tier serves as soon as it is open: its
+// index is lmdb's, and nothing is rebuilt.
 import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { Registry } from 'prom-client';
@@ -20,7 +20,6 @@ import type { Logger } from '../observe/logger.js';
 import { createHotStore } from '../store/hot-store.js';
 import type { WarmStore } from '../store/warm/warm-store.js';
 import { discardedSchemaMessage } from '../store/warm/schema.js';
-import { StoreError } from '../store/errors.js';
 import { TieredCache } from '../cache/tiered-cache.js';
 import type { CacheEntry } from '../cache/entry.js';
 import type { HeaderLookup } from '../cache/policy/header-lookup.js';
@@ -205,11 +204,6 @@ export interface DataSide {
   readonly threads: DataPlaneThreads | undefined;
   /** Resolves once the refresher has heard of every hit served so far (SvcNode.gatherHits). */
   gatherHits(): Promise<void>;
-  /**
-   * After build(): resolves true once the warm tier has joined the cache in every thread that serves
-   * (their stores reach it), false when it never will (no warm tier, or its index failed).
-   */
-  warmJoined(): Promise<boolean>;
   /** What a configuration reload changes on this side. */
   reloadParts(): Partial<ReloadableParts>;
 }
@@ -297,10 +291,10 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
   const directory = new Teardown();
   teardown.add(() => directory.run());
   await options.successor?.takeOver();
-  const warm = config.warm ? await openWarm(config, readiness, now, directory) : undefined;
+  const warm = config.warm ? await openWarm(config, readiness, now, directory, logger) : undefined;
   // Evictions from the hot tier are demoted to the warm one (when the write-through copy is missing).
   const hot = createHotStore({ maxBytes: config.hot_max_bytes, onEvict: (entry) => cache.demote(entry) });
-  const cache = new TieredCache(hot, warm, warm?.indexed);
+  const cache = new TieredCache(hot, warm);
   metrics.bindStores(hot, warm);
 
   // Bans and purges are kept beside the warm tier they must outlive; without one, nothing survives a
@@ -338,8 +332,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
         adminAddress: new URL(adminUrl).host,
         dataPlane: (key) => side.dataPlaneFor(key),
         freshEntry: (key, requestHeaders) => side.freshEntry(key, requestHeaders),
-        // Records still being indexed are held too: a gap must be distrusted for them.
-        holdsEntries: () => hot.entryCount + (warm === undefined ? 0 : Math.max(warm.entryCount, warm.recordsAtOpen)) > 0,
+        holdsEntries: () => hot.entryCount + (warm?.entryCount ?? 0) > 0,
         stateDir: invalidationDir,
         now,
       })
@@ -360,7 +353,6 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     options,
     drainFlag,
   });
-  if (warm) reportWarmJoin(warm, side.warmJoined(), config, readiness, logger);
 
   // In a cluster, the admin API's invalidations go to the other nodes too; with a CDN, to the CDN
   // as well, from this node only (peers apply what they receive without forwarding it).
@@ -510,37 +502,16 @@ function upgrader(parts: { config: Config; logger: Logger; env: NodeJS.ProcessEn
   };
 }
 
-/** Opens the warm tier (log replay), without waiting for its index to be rebuilt. */
-async function openWarm(config: Config, readiness: Readiness, now: () => number, teardown: Teardown): Promise<WarmStore> {
-  const warm = await readiness.phase('log_replay', () => openLockedWarmStore(config.warm!, now, teardown, config.cluster?.mode));
-  // Advisory: the node serves (from the hot tier and the origin) while the index is rebuilt.
-  readiness.set('warm_store_indexed', false, `indexing ${warm.recordsAtOpen} records`, false);
-  return warm;
-}
-
-/**
- * Says when the warm tier serves: once its index is rebuilt and every thread that serves reads and
- * writes it (`joined`). What a thread stores before then stays in the hot tier, so the durability
- * rule (docs/operations.md "Durability") counts answers from then on only.
- */
-function reportWarmJoin(warm: WarmStore, joined: Promise<boolean>, config: Config, readiness: Readiness, logger: Logger): void {
+/** Opens the warm tier (log replay): it serves once open, and says what it found. */
+async function openWarm(config: Config, readiness: Readiness, now: () => number, teardown: Teardown, logger: Logger): Promise<WarmStore> {
   const warmConfig = config.warm!;
-  warm.indexed.then(
-    () => {
-      const report = warm.openReport;
-      if (report.discardedSchema) logger.warn({ discarded: report.discardedSchema }, discardedSchemaMessage(warmConfig.path, report.discardedSchema));
-      if (report.discardedMode) logger.warn({ was: report.discardedMode, now: config.cluster?.mode }, 'warm tier was filled under another cluster mode: wiped (spec §1.4)');
-    },
-    (error: unknown) => {
-      if (error instanceof StoreError && error.code === 'closed') return;
-      logger.error({ err: error }, 'the warm tier could not be indexed: the node serves without it');
-      readiness.set('warm_store_indexed', false, `indexing failed: ${(error as Error).message}`, false);
-    },
-  );
-  void joined.then((serving) => {
-    if (!serving) return;
-    const report = warm.openReport;
-    logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
-    readiness.set('warm_store_indexed', true, `${report.entryCount} entries indexed`, false);
-  });
+  const warm = await readiness.phase('log_replay', () => openLockedWarmStore(warmConfig, now, teardown, config.cluster?.mode));
+  const report = warm.openReport;
+  if (report.discardedSchema) logger.warn({ discarded: report.discardedSchema }, discardedSchemaMessage(warmConfig.path, report.discardedSchema));
+  if (report.discardedMode) logger.warn({ was: report.discardedMode, now: config.cluster?.mode }, 'warm tier was filled under another cluster mode: wiped (spec §1.4)');
+  // The line and the (advisory) condition operators read for what survived the restart: the tier's
+  // index is lmdb's, complete once open, so both hold from the open on.
+  logger.info({ entries: report.entryCount, duration_ms: report.durationMs }, 'warm tier indexed');
+  readiness.set('warm_store_indexed', true, `${report.entryCount} entries on disk, served from the open (nothing to rebuild)`, false);
+  return warm;
 }

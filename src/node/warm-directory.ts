@@ -4,14 +4,11 @@ import type { Config } from '../config/index.js';
 import { ConfigError } from '../config/index.js';
 import { StoreError } from '../store/errors.js';
 import { lockDirectory, WarmDirectoryLockedError } from '../store/warm/directory-lock.js';
-import { beginWarmStore, type WarmStore } from '../store/warm/warm-store.js';
+import { openWarmStore, type WarmStore } from '../store/warm/warm-store.js';
 import type { Teardown } from './teardown.js';
 import { fsReason } from './startup-checks.js';
 
-/**
- * Locks and opens the warm tier, whose index is then rebuilt in the background (`indexed`); the
- * teardown releases the lock after the store is flushed and closed.
- */
+/** Locks and opens the warm tier; the teardown releases the lock after the store is flushed and closed. */
 export async function openLockedWarmStore(
   warm: NonNullable<Config['warm']>,
   now: () => number,
@@ -29,7 +26,7 @@ export async function openLockedWarmStore(
   teardown.add(() => lock.release());
   let store: WarmStore;
   try {
-    store = await beginWarmStore({ path: warm.path, maxBytes: warm.max_bytes, writeQueueLength: warm.write_queue_length, now, cacheMode });
+    store = await openWarmStore({ path: warm.path, maxBytes: warm.max_bytes, writeQueueLength: warm.write_queue_length, now, cacheMode });
   } catch (error) {
     if (error instanceof StoreError) throw new ConfigError([{ path: 'warm.path', message: error.message }]);
     throw error;

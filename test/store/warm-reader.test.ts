@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StoreError } from '../../src/store/errors.js';
-import { keyPrefix, recordId } from '../../src/store/warm/record-codec.js';
+import { keyPrefix, recordId, WARM_SCHEMA_VERSION } from '../../src/store/warm/record-codec.js';
 import { SCHEMA_VERSION_KEY } from '../../src/store/warm/schema.js';
 import { openWarmTables } from '../../src/store/warm/tables.js';
 import { WarmReader } from '../../src/store/warm/warm-reader.js';
@@ -114,9 +114,10 @@ describe('warm reader', () => {
     const path = await mkdtemp(join(tmpdir(), 'svc-warm-reader-'));
     try {
       const tables = openWarmTables(path);
-      await tables.meta.put(SCHEMA_VERSION_KEY, 3);
+      await tables.meta.put(SCHEMA_VERSION_KEY, WARM_SCHEMA_VERSION - 1);
       await tables.env.close();
-      assert.throws(() => WarmReader.open(path), (error: unknown) => error instanceof StoreError && /names schema version 3, not 4: its owner has not opened it/.test(error.message));
+      const message = `names schema version ${WARM_SCHEMA_VERSION - 1}, not ${WARM_SCHEMA_VERSION}: its owner has not opened it`;
+      assert.throws(() => WarmReader.open(path), (error: unknown) => error instanceof StoreError && error.message.includes(message));
     } finally {
       await rm(path, { recursive: true, force: true });
     }

@@ -12,7 +12,7 @@ import { StoreError } from '../../src/store/errors.js';
 import { recordId, WARM_SCHEMA_VERSION } from '../../src/store/warm/record-codec.js';
 import { discardedSchemaMessage, SCHEMA_VERSION_KEY } from '../../src/store/warm/schema.js';
 import { openWarmTables } from '../../src/store/warm/tables.js';
-import { beginWarmStore, LOAD_CHUNK_RECORDS, openWarmStore, type WarmStore, type WarmStoreOptions } from '../../src/store/warm/warm-store.js';
+import { openWarmStore, type WarmStore, type WarmStoreOptions } from '../../src/store/warm/warm-store.js';
 import { cacheStoreConformance } from './conformance.js';
 import { eventually } from '../support/eventually.js';
 import { assertSameEntry, BODY_DIGEST_HEADER, bodyDigest, makeEntry } from './entry-fixture.js';
@@ -59,60 +59,6 @@ cacheStoreConformance('warm', async ({ maxBytes }) => {
 }, entrySizeBytes);
 
 describe('warm store', () => {
-  test('the index rebuild lets the event loop turn every few thousand records, so probes answer during it', async () => {
-    const path = await tempDir();
-    try {
-      const entries = 4 * LOAD_CHUNK_RECORDS;
-      const filling = await open(path, { maxBytes: 64 * 1024 * 1024, writeQueueLength: entries });
-      for (let i = 0; i < entries; i++) filling.put(makeEntry({ key: `https://example.com/${i}`, body: Buffer.from('x') }));
-      await filling.close();
-      // Turns of the event loop while the store opens: a probe is answered in any of them.
-      let turns = 0;
-      let turning = true;
-      const turn = (): void => {
-        turns += 1;
-        if (turning) setImmediate(turn);
-      };
-      setImmediate(turn);
-      const store = await open(path, { maxBytes: 64 * 1024 * 1024 });
-      turning = false;
-      assert.equal(store.entryCount, entries);
-      // Reading the index and adding it to the recency list each give a turn per chunk.
-      assert.ok(turns >= (2 * entries) / LOAD_CHUNK_RECORDS, `${turns} turns during the open of ${entries} entries`);
-      await store.close();
-    } finally {
-      await rm(path, { recursive: true, force: true });
-    }
-  });
-
-  test('begun, a store is open before its index is rebuilt: it counts the records on disk, and indexed says when all are', async () => {
-    const path = await tempDir();
-    try {
-      const entries = 4 * LOAD_CHUNK_RECORDS;
-      const options = { path, maxBytes: 64 * 1024 * 1024, writeQueueLength: entries };
-      const filling = await open(path, options);
-      for (let i = 0; i < entries; i++) filling.put(makeEntry({ key: `https://example.com/${i}`, body: Buffer.from('x') }));
-      await filling.close();
-      const store = await beginWarmStore(options);
-      assert.equal(store.recordsAtOpen, entries);
-      assert.equal(store.entryCount, 0, 'the index is not rebuilt yet');
-      await store.indexed;
-      assert.equal(store.entryCount, entries);
-      assert.equal(store.openReport.entryCount, entries);
-      await store.close();
-
-      // Closed while indexing: the rebuild stops at its next turn, and close waits for it.
-      const closing = await beginWarmStore(options);
-      await closing.close();
-      await assert.rejects(closing.indexed, (error: unknown) => error instanceof StoreError && error.code === 'closed');
-      const again = await open(path, options);
-      assert.equal(again.entryCount, entries, 'an interrupted rebuild changes nothing on disk');
-      await again.close();
-    } finally {
-      await rm(path, { recursive: true, force: true });
-    }
-  });
-
   test('entries survive a restart and are served at once', async () => {
     const path = await tempDir();
     try {
@@ -197,7 +143,7 @@ describe('warm store', () => {
     }
   });
 
-  test('a damaged index record is healed at open', async () => {
+  test('a damaged index record is healed when read, and its size counted down from its record', async () => {
     const path = await tempDir();
     try {
       const damaged = makeEntry({ key: 'https://example.com/damaged' });
@@ -209,10 +155,14 @@ describe('warm store', () => {
       await damage(path, 'index', damaged, (length) => length - 3);
 
       const second = await open(path);
+      assert.equal(second.entryCount, 2, 'open reads no index record, so damage is found on read');
+      assert.deepEqual(second.variants(damaged.key), []);
       assert.equal(second.selfHeals, 1);
       assert.equal(second.entryCount, 1);
-      assert.deepEqual(second.variants(damaged.key), []);
+      assert.equal(second.byteCount, entrySizeBytes(healthy));
       assertSameEntry(second.variants(healthy.key)[0], healthy);
+      await second.flush();
+      assert.equal(second.byteCount, entrySizeBytes(healthy));
       await second.close();
       assert.deepEqual(await onDisk(path, damaged), { record: false, index: false });
     } finally {

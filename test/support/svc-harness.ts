@@ -87,11 +87,6 @@ export interface SvcOptions {
   reloadable?: boolean;
   /** The span export's batching (see StartNodeOptions). */
   tracingBatch?: StartNodeOptions['tracingBatch'];
-  /**
-   * Return as soon as the node is started, while its warm tier may still be indexing; by default
-   * the harness waits until the tier has joined the cache, so tests of it see it at once.
-   */
-  beforeWarmJoins?: boolean;
 }
 
 /** Config for one route `/` to a pool of the given origins, caching on. */
@@ -133,7 +128,6 @@ export async function startSvc(originUrls: string[], options: SvcOptions = {}): 
     tracingBatch: options.tracingBatch,
   });
   checkAdminAnswers(node.adminUrl);
-  if (!options.beforeWarmJoins) await node.cache.warmJoined;
   return {
     node,
     dataUrl: node.dataUrl,

@@ -75,7 +75,6 @@ export function singleThreadSide(): DataSide {
     // Hits are counted as they are served, in this thread.
     gatherHits: () => Promise.resolve(),
     // This thread is the only one that serves: it stores in the tier once the cache has let it join.
-    warmJoined: () => parts!.cache.warmJoined.then(() => parts!.cache.warm !== undefined),
     reloadParts: () => ({
       fills: plane!.fills,
       peerFetcher: parts!.cluster?.peerFetcher,

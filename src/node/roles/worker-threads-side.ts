@@ -15,7 +15,7 @@ import { homeThreadOf, siblingSocket } from '../../proxy/home-routing.js';
 import type { SharedHotStore } from '../../store/shared-hot/shared-hot-store.js';
 import type { UpstreamPool } from '../../upstream/upstream-pool.js';
 import { DataPlaneWorkers } from '../workers/data-plane-workers.js';
-import { shareWarmWithWorkers } from '../workers/share-warm.js';
+import { SharedWarmWrites } from '../workers/shared-warm-writes.js';
 import { PeerRelay } from '../workers/peer-relay.js';
 import { buildRouting, refreshSetup, type Routing } from '../routing.js';
 import { probeAddress } from '../listeners.js';
@@ -30,7 +30,6 @@ export function workerThreadsSide(threads: number, options: StartNodeOptions): D
   let refresher: BackgroundRefresher | undefined;
   let refreshes: { fills: FillLayer; routing: Routing } | undefined;
   let siblingDir = '';
-  let warmJoined: Promise<boolean> = Promise.resolve(false);
   const limitsMemory = createNodeLimitsMemory(threads);
   const limits = nodeLimits(limitsMemory, 0);
   const siblingToken = randomBytes(16).toString('hex');
@@ -71,7 +70,8 @@ export function workerThreadsSide(threads: number, options: StartNodeOptions): D
         },
         logger,
       );
-      if (warm) warmJoined = shareWarmWithWorkers(workers, warm, cache, invalidator, logger);
+      // The threads read the warm tier directly and send their changes here, its one writer.
+      if (warm) workers.shareWarm(warm, new SharedWarmWrites({ warm, admissible: (entry) => invalidator.admissible(entry), logger }));
       // Strong mode: they learn the ring from this member and ask owners through it.
       if (cluster?.peerFetcher) workers.relayPeers(new PeerRelay(cluster.member, cluster.peerFetcher.hopToken));
       if (refreshSetup(config).length === 0) return;
@@ -143,7 +143,6 @@ export function workerThreadsSide(threads: number, options: StartNodeOptions): D
       return refresher;
     },
     gatherHits: () => workers?.gatherServed() ?? Promise.resolve(),
-    warmJoined: () => warmJoined,
     reloadParts: () => ({ fills: refreshes?.fills, routing: refreshes?.routing, peerFetcher: parts?.cluster?.peerFetcher }),
   };
 }

@@ -184,15 +184,6 @@ export class DataPlaneWorkers {
     relay.watch((view) => this.#announce({ kind: 'cluster-view', view }));
   }
 
-  /**
-   * Tells every worker, now or started later, that the shared warm tier is indexed and may be read;
-   * resolves once every live worker has heard it.
-   */
-  async warmJoined(): Promise<void> {
-    this.#announce({ kind: 'warm-joined' });
-    await this.#supervisor.calls.call('barrier', null, { onFailure: 'report' });
-  }
-
   #announce(message: DownMessage): void {
     this.#supervisor.announce(message);
   }

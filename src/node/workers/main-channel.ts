@@ -33,9 +33,6 @@ export class MainChannel {
   readonly #held: CallMessage[] = [];
   #stop: (() => Promise<void>) | undefined;
   #stopping = false;
-  #warmJoined: () => void = () => undefined;
-  /** Resolves when the main thread says the warm tier it owns is indexed and may be read. */
-  readonly warmJoined = new Promise<void>((resolve) => (this.#warmJoined = resolve));
   #onClusterView: ((view: ClusterView) => void) | undefined;
   #firstClusterView: (view: ClusterView) => void = () => undefined;
   #latestClusterView: ClusterView | undefined;
@@ -63,9 +60,6 @@ export class MainChannel {
       switch (message.kind) {
         case 'call':
           this.#receive(message);
-          return;
-        case 'warm-joined':
-          this.#warmJoined();
           return;
         case 'cluster-view':
           this.#viewed(message.view);

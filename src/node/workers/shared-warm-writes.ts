@@ -10,8 +10,8 @@ import type { WarmStore } from '../../store/warm/warm-store.js';
 import type { WarmWrite } from './thread-messages.js';
 
 export interface SharedWarmWritesOptions {
-  /** The warm tier once it has joined the primary's cache; writes that come before are dropped. */
-  warm: () => WarmStore | undefined;
+  /** The warm tier the primary owns. */
+  warm: WarmStore;
   /** What the tier may keep of a stored entry (InvalidationEngine.admissible). */
   admissible: (entry: CacheEntry) => CacheEntry | undefined;
   logger: Logger;
@@ -29,9 +29,7 @@ export class SharedWarmWrites {
 
   /** A change a worker sent, already checked against the message table (thread-messages.ts). */
   apply(write: WarmWrite): void {
-    const warm = this.options.warm();
-    // The tier takes no write before it joins (warm-join.ts); a worker reads it only after.
-    if (warm === undefined) return;
+    const warm = this.options.warm;
     switch (write.op) {
       case 'put':
         this.#put(warm, write.record);

@@ -40,9 +40,8 @@ export const CALLS = {
   /** Sends the hits on refresh-enabled routes served since the last report now, before answering. */
   report: { payload: v.null(), result: v.null() },
   /**
-   * Answers at once. Messages keep their order both ways, so the answer says that the worker has
-   * handled what was sent to it before the call (`warm-joined`), and that what it sent before
-   * answering (its warm-tier writes) has reached the main thread.
+   * Answers at once. Messages keep their order both ways, so the answer says that what the worker
+   * sent before answering (its warm-tier writes) has reached the main thread.
    */
   barrier: { payload: v.null(), result: v.null() },
   /** The descriptors of the worker's data-plane listening sockets, which an upgrade hands over. */
@@ -112,7 +111,6 @@ export type ServedReport = v.InferOutput<typeof ServedShape>;
 /** Main → worker. */
 const DownShape = v.variant('kind', [
   v.object({ kind: v.literal('call'), id: v.number(), call: v.picklist(Object.keys(CALLS) as CallName[]), payload: v.unknown() }),
-  v.object({ kind: v.literal('warm-joined') }),
   v.object({ kind: v.literal('cluster-view'), view: ClusterViewShape }),
   v.object({ kind: v.literal('peer-reply'), id: v.number(), body: v.optional(Bytes), error: v.optional(ErrorShape) }),
   v.object({ kind: v.literal('stop') }),

@@ -1,12 +1,12 @@
 // A data-plane worker's warm tier: the one its primary owns, shared by every worker of the node
 // (docs/decisions.md "Data-plane workers"). Lookups read lmdb directly, from the memory map every
 // worker shares, so a warm hit costs no round trip. Everything that changes the tier goes to the
-// primary, its one writer, which holds the index, the byte bound and the eviction order: stores and
+// primary, its one writer, which keeps the byte bound and the eviction order: stores and
 // deletes as they happen, uses in batches (recency is a hint). The primary checks each store against
 // the invalidations made since its fetch began (InvalidationEngine.admissible), since a store sent
 // before this worker applied an invalidation can reach the primary after the primary applied it.
 //
-// Counts and sweeps are the primary's: this view holds no index, so the invalidation engine of the
+// Counts and sweeps are the primary's (its waiting writes are part of them), so the invalidation engine of the
 // worker sweeps its hot tier only, and what it deletes here counts nothing (the primary counted it).
 import type { CacheEntry } from '../../cache/entry.js';
 import type { CacheStore, PutOutcome, StoredSummary } from '../../store/cache-store.js';
@@ -73,7 +73,7 @@ export class WorkerWarmTier implements CacheStore {
     return 0;
   }
 
-  /** Nothing to walk: the primary sweeps the tier it indexes. */
+  /** Nothing to walk: the primary sweeps the tier it writes. */
   entries(): Iterable<CacheEntry> {
     return [];
   }

@@ -2,7 +2,7 @@
 // across a mode change, so all nodes start empty"). A strong-mode node holds the keys it owns and
 // relies on peers for the rest; an eventual-mode node holds what its own clients asked for; the two
 // are invalidated and routed differently. A directory written under the other mode starts empty.
-import type { WarmTables } from './tables.js';
+import { clearEntries, type WarmTables } from './tables.js';
 
 /** The meta table's key naming the cluster mode the directory was filled under. */
 export const CACHE_MODE_KEY = 'cache_mode';
@@ -19,8 +19,7 @@ export async function reconcileCacheMode(tables: WarmTables, mode: string | unde
   if (typeof found === 'string') {
     discarded = found;
     // Records first, the mode last: a crash in between leaves the old mode named and wipes again.
-    await tables.records.clearAsync();
-    await tables.index.clearAsync();
+    await clearEntries(tables);
   }
   await tables.meta.put(CACHE_MODE_KEY, mode);
   return discarded;

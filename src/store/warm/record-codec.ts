@@ -1,4 +1,4 @@
-// The warm tier's on-disk records. Two kinds, both framed the same way:
+// The warm tier's on-disk layout. Two kinds of record, both framed the same way:
 //
 //   [0, 4)   CRC-32 (big-endian) of every byte from offset 4 to the end
 //   [4, 6)   schema version (big-endian u16), WARM_SCHEMA_VERSION when written
@@ -7,8 +7,11 @@
 // An entry record's payload is a u32 metadata length, the metadata as a JSON array (positional, so
 // no field names are repeated per record) and then the body as raw bytes, never re-encoded. An index
 // record's payload is a JSON array [key, variantKey, sizeBytes, lastAccessMs, requestTimeMs, tags]:
-// what the in-memory index needs at open (recency, and what the invalidation sweeps and ban checks
-// read), so neither open nor a sweep ever reads a body. JSON was measured against msgpackr for
+// what the store needs to count, evict and touch a variant, and what the invalidation sweeps and ban
+// checks read, so that none of them reads a body.
+// A recency key is the last access time (u64, big-endian, ms) then the record id, with the entry's
+// size as its value (u64, big-endian): the recency table sorts by last access, and eviction reads the
+// oldest from its start without decoding an index record to learn what it frees. JSON was measured against msgpackr for
 // this metadata: within 30% both ways (about 3 µs per record) and 25% larger, and it needs no
 // dependency beyond Node.
 
@@ -25,8 +28,10 @@ import type { CacheEntry } from '../../cache/entry.js';
  * them, so it is wiped rather than misread.
  * 4: record ids begin with a hash of the primary key alone (issue 22), so that a data-plane worker
  * finds every variant of a key by one range read, without the index; version 3 ids do not.
+ * 5: the recency table and the totals in the meta table (issue 29): the store keeps no index in
+ * memory, and a version 4 directory has neither, so it is wiped rather than evicted or counted wrong.
  */
-export const WARM_SCHEMA_VERSION = 4;
+export const WARM_SCHEMA_VERSION = 5;
 
 const FRAME_HEADER_BYTES = 6;
 const META_LENGTH_BYTES = 4;
@@ -51,6 +56,52 @@ export function recordId(key: string, variantKey: string): Buffer {
 /** The first bytes of the record id of every variant of `key`. */
 export function keyPrefix(key: string): Buffer {
   return createHash('sha256').update(key).digest().subarray(0, KEY_PREFIX_BYTES);
+}
+
+/** The lmdb range of the keys that begin with `prefix`. */
+export function prefixRange(prefix: Buffer): { start: Buffer; end?: Buffer } {
+  // The first key past the prefix is the prefix plus one, as a big-endian number; a prefix of all
+  // 0xff has none, and the range runs to the end (the records' key check narrows it).
+  const end = Buffer.from(prefix);
+  for (let at = end.length - 1; at >= 0; at -= 1) {
+    if (end[at] !== 0xff) {
+      end[at] = end[at]! + 1;
+      return { start: prefix, end };
+    }
+    end[at] = 0;
+  }
+  return { start: prefix };
+}
+
+const TIME_BYTES = 8;
+
+/** The recency table's key of a variant last used at `lastAccessMs` (times before 1970 sort as 0). */
+export function recencyKey(lastAccessMs: number, id: Buffer): Buffer {
+  const key = Buffer.allocUnsafe(TIME_BYTES + id.length);
+  key.writeBigUInt64BE(BigInt(Math.max(0, Math.trunc(lastAccessMs))), 0);
+  id.copy(key, TIME_BYTES);
+  return key;
+}
+
+/** The last access time a recency key holds. */
+export function recencyTimeMs(key: Buffer): number {
+  return Number(key.readBigUInt64BE(0));
+}
+
+/** The record id a recency key holds, as the write queue's string (one byte per char). */
+export function recencyQueueKey(key: Buffer): string {
+  return key.toString('latin1', TIME_BYTES);
+}
+
+/** The recency table's value: the variant's size, so that eviction knows what it frees. */
+export function encodeRecencySize(sizeBytes: number): Buffer {
+  const value = Buffer.allocUnsafe(8);
+  value.writeBigUInt64BE(BigInt(sizeBytes), 0);
+  return value;
+}
+
+export function decodeRecencySize(value: Buffer): number {
+  return value.length === 8 ? Number(value.readBigUInt64BE(0)) : 0;
 }
 
 /** Thrown by the decoders for a record that must not be served; the store deletes it. */

@@ -3,7 +3,7 @@
 // wiped and starts empty: the warm tier is a cache, so refilling it from the origin is always
 // correct, while a migration would be code that runs once per upgrade and is rarely tested.
 
-import type { WarmTables } from './tables.js';
+import { clearEntries, type WarmTables } from './tables.js';
 import { WARM_SCHEMA_VERSION } from './record-codec.js';
 
 /** The meta table's key naming the directory's schema version. */
@@ -39,8 +39,7 @@ export async function reconcileSchema(tables: WarmTables): Promise<DiscardedSche
     discarded = { foundVersion: typeof found === 'number' ? found : null, entryCount: tables.index.getCount() };
     // Records first, the version last: a crash in between leaves the old version named, so the next
     // open wipes again rather than serving a half-cleared directory.
-    await tables.records.clearAsync();
-    await tables.index.clearAsync();
+    await clearEntries(tables);
   }
   await tables.meta.put(SCHEMA_VERSION_KEY, WARM_SCHEMA_VERSION);
   return discarded;

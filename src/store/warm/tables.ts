@@ -1,8 +1,10 @@
-// The lmdb environment behind a warm directory and its three tables:
+// The lmdb environment behind a warm directory and its four tables:
 // - `records`: record id → entry record (metadata and raw body, see record-codec.ts);
-// - `index`: record id → index record (key, variant, size, last access), read whole at open;
-// - `meta`: the directory's schema version.
-// All three live in one environment so one transaction updates a record and its index together.
+// - `index`: record id → index record (key, variant, size, last access, fetch time, tags);
+// - `recency`: (last access, record id) → size, in order of last access: what eviction reads;
+// - `meta`: the directory's schema version, cluster mode and totals (entries and bytes held).
+// All four live in one environment so one transaction updates a record, its index record, its place
+// in the recency order and the totals together: after a crash they agree, with nothing to rebuild.
 
 import { closeSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +15,39 @@ export interface WarmTables {
   env: RootDatabase;
   records: Database<Buffer, Buffer>;
   index: Database<Buffer, Buffer>;
+  recency: Database<Buffer, Buffer>;
   meta: Database<unknown, string>;
+}
+
+/** What the store holds, as the meta table keeps it: updated in the transaction of every write. */
+export interface WarmTotals {
+  entries: number;
+  bytes: number;
+}
+
+/** The meta table's key of the totals. */
+const TOTALS_KEY = 'totals';
+
+/** The totals as the current transaction sees them (none written yet: an empty directory). */
+export function readTotals(tables: WarmTables): WarmTotals {
+  const found = tables.meta.get(TOTALS_KEY) as unknown;
+  if (Array.isArray(found) && found.length === 2 && Number.isSafeInteger(found[0]) && Number.isSafeInteger(found[1])) {
+    return { entries: found[0] as number, bytes: found[1] as number };
+  }
+  return { entries: 0, bytes: 0 };
+}
+
+/** Writes the totals; inside a transaction, with the records they count. */
+export function writeTotals(tables: WarmTables, totals: WarmTotals): void {
+  void tables.meta.put(TOTALS_KEY, [totals.entries, totals.bytes]);
+}
+
+/** Empties a directory of its entries (a schema or cluster mode change): records, index, order, totals. */
+export async function clearEntries(tables: WarmTables): Promise<void> {
+  await tables.records.clearAsync();
+  await tables.index.clearAsync();
+  await tables.recency.clearAsync();
+  await tables.meta.remove(TOTALS_KEY);
 }
 
 /** LMDB's meta page magic (0xBEEFC0DE, little-endian) sits at this offset of data.mdb. */
@@ -59,11 +93,12 @@ export function openWarmTables(path: string, { readOnly = false }: { readOnly?: 
   }
   assertLmdbFile(path);
   try {
-    const env = open({ path, maxDbs: 3, readOnly });
+    const env = open({ path, maxDbs: 4, readOnly });
     return {
       env,
       records: env.openDB<Buffer, Buffer>({ name: 'records', encoding: 'binary', keyEncoding: 'binary' }),
       index: env.openDB<Buffer, Buffer>({ name: 'index', encoding: 'binary', keyEncoding: 'binary' }),
+      recency: env.openDB<Buffer, Buffer>({ name: 'recency', encoding: 'binary', keyEncoding: 'binary' }),
       meta: env.openDB<unknown, string>({ name: 'meta', encoding: 'json' }),
     };
   } catch (error) {

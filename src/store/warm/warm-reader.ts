@@ -1,13 +1,13 @@
 // The warm tier as a process that does not own it reads it: a data-plane worker beside its primary,
-// which opened the store, holds its index and is its one writer (docs/decisions.md "Data-plane
-// workers"). lmdb lets several processes map one environment; a reader sees what the writer has
-// committed, as of the snapshot its read transaction took. Without the index, the variants of a key
-// are found by one range read over the ids that begin with the key's hash (record-codec.ts).
+// which opened the store and is its one writer (docs/decisions.md "Data-plane workers"). lmdb lets
+// several processes map one environment; a reader sees what the writer has committed, as of the
+// snapshot its read transaction took. The variants of a key are found as the owner finds them, by one
+// range read over the ids that begin with the key's hash (record-codec.ts).
 // Every record is checked as the owner checks it: a record that fails is reported, never served.
 
 import type { CacheEntry } from '../../cache/entry.js';
 import { StoreError } from '../errors.js';
-import { decodeEntry, keyPrefix, recordId, WARM_SCHEMA_VERSION } from './record-codec.js';
+import { decodeEntry, keyPrefix, prefixRange, recordId, WARM_SCHEMA_VERSION } from './record-codec.js';
 import { SCHEMA_VERSION_KEY } from './schema.js';
 import { openWarmTables, type WarmTables } from './tables.js';
 
@@ -19,21 +19,6 @@ export interface KeyRead {
 }
 
 const NOTHING: KeyRead = Object.freeze({ entries: [], damaged: false }) as KeyRead;
-
-/** The lmdb range of the ids that begin with `prefix`. */
-function prefixRange(prefix: Buffer): { start: Buffer; end?: Buffer } {
-  // The first id past the prefix is the prefix plus one, as a big-endian number; a prefix of all
-  // 0xff has none, and the range runs to the end (the records' key check narrows it).
-  const end = Buffer.from(prefix);
-  for (let at = end.length - 1; at >= 0; at -= 1) {
-    if (end[at] !== 0xff) {
-      end[at] = end[at]! + 1;
-      return { start: prefix, end };
-    }
-    end[at] = 0;
-  }
-  return { start: prefix };
-}
 
 export class WarmReader {
   readonly #tables: WarmTables;

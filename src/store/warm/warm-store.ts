@@ -1,42 +1,46 @@
-// The warm tier: entries on disk in lmdb, surviving restarts and kill -9. The in-memory index (which
-// variants exist, their sizes, last access, fetch times and tags) is rebuilt after open from the small
-// index table, never from bodies, and answers the invalidation sweeps without reading the disk. A node
-// opens the store and goes on starting while the index is rebuilt (`indexed`); the cache lets the tier
-// join once it is (src/cache/warm-join.ts). Reads are synchronous from lmdb's memory map; writes go through a
-// bounded queue and reach disk in batched transactions. A record that fails its checksum is deleted
-// and never served.
+// The warm tier: entries on disk in lmdb, surviving restarts and kill -9. What the tier knows lives
+// in lmdb, not in memory: a record and an index record per variant, the recency table (variants in
+// order of last access) and the totals, all four updated in one transaction per batch (tables.ts).
+// The variants of a key are one range read over the ids that begin with its hash, eviction reads the
+// oldest from the start of the recency table, and the counts are the totals plus what the write queue
+// holds. So the store's memory is bounded by its write queue, not by what it holds, and it serves as
+// soon as it is open: nothing is rebuilt (docs/decisions.md "Warm tier: the index lives in lmdb").
+// Reads are synchronous from lmdb's memory map; writes go through a bounded queue whose waiting
+// operations reads see at once, and reach disk in batched transactions. A record that fails its
+// checksum is deleted and never served.
 
 import { performance } from 'node:perf_hooks';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { entrySizeBytes, type CacheEntry } from '../../cache/entry.js';
-import type { CacheStore, PutOutcome, StoredSummary } from '../cache-store.js';
+import { MAX_VARIANTS, type CacheStore, type PutOutcome, type StoredSummary } from '../cache-store.js';
 import { StoreError } from '../errors.js';
-import { RecencyIndex, type IndexNode } from '../recency-index.js';
 import {
   CorruptRecordError,
   decodeEntry,
   decodeIndexRecord,
+  decodeRecencySize,
   encodeEntry,
   encodeIndexRecord,
+  encodeRecencySize,
+  KEY_PREFIX_BYTES,
+  keyPrefix,
+  prefixRange,
+  recencyKey,
+  recencyQueueKey,
+  recencyTimeMs,
   recordId,
+  type IndexRecord,
 } from './record-codec.js';
 import { reconcileSchema, type DiscardedSchema } from './schema.js';
 import { reconcileCacheMode } from './cache-mode.js';
-import { openWarmTables, type WarmTables } from './tables.js';
+import { openWarmTables, readTotals, writeTotals, type WarmTables } from './tables.js';
 import { WriteQueue } from './write-queue.js';
 import { SyncWatermark } from './sync-watermark.js';
 
 /**
- * A read persists its access time only when the stored one is older than this: recency after a
- * restart is accurate to about a minute, and reads do not turn into a write each.
+ * A read persists its access time only when the stored one is older than this: recency is accurate
+ * to about a minute, and reads do not turn into a write each.
  */
 const ACCESS_PERSIST_INTERVAL_MS = 60_000;
-
-/**
- * The index rebuild lets the event loop turn after this many records, so that probes (`/healthz`,
- * `/readyz`) and the admin listener answer while a large warm tier is indexed: about 10 ms of work.
- */
-export const LOAD_CHUNK_RECORDS = 5_000;
 
 export interface WarmStoreOptions {
   /** Directory of the lmdb environment (`warm.path`); created if missing. */
@@ -53,9 +57,9 @@ export interface WarmStoreOptions {
 
 /** What open did, for the caller to log. */
 export interface WarmOpenReport {
-  /** Wall time from the open to the end of the index rebuild. */
+  /** Wall time of the open: the environment, the schema and mode checks, the totals read. */
   durationMs: number;
-  /** Entries indexed and servable after open. */
+  /** Entries on disk and servable after open. */
   entryCount: number;
   /** Set when the directory held another schema version: its records were wiped. */
   discardedSchema: DiscardedSchema | undefined;
@@ -80,16 +84,7 @@ export interface WarmStore extends CacheStore {
   readonly readErrors: number;
   /** Write batches lmdb failed. */
   readonly writeErrors: number;
-  /** Complete once `indexed` resolved. */
   readonly openReport: WarmOpenReport;
-  /**
-   * Resolves once the index is rebuilt and the store answers for every record on disk; rejects when
-   * the rebuild failed or the store was closed first. Until then lookups, puts and deletes see only
-   * what is indexed so far: the cache keeps the tier out until then (see warm-join.ts).
-   */
-  readonly indexed: Promise<void>;
-  /** Records on disk when the store was opened, before any was indexed: what the node held when it stopped. */
-  readonly recordsAtOpen: number;
   /** Marks a variant used as a lookup does, for a lookup made elsewhere (a data-plane worker's read). */
   markUsed(key: string, variantKey: string): void;
   /**
@@ -105,80 +100,97 @@ export interface WarmStore extends CacheStore {
   releaseStaleReaders(): number;
 }
 
-/** Tags of the many entries that have none: one shared array rather than one per slot. */
-const NO_TAGS: readonly string[] = Object.freeze([]);
-
-/** One stored variant in the in-memory index; it is its own summary for the invalidation sweeps. */
-class WarmSlot implements IndexNode, StoredSummary {
-  newer: WarmSlot | null = null;
-  older: WarmSlot | null = null;
-  readonly tags: readonly string[];
-
-  constructor(
-    readonly key: string,
-    readonly variantKey: string,
-    public sizeBytes: number,
-    /** Last use, ms since the epoch. */
-    public lastAccessMs: number,
-    /** The access time the index table holds. */
-    public persistedAccessMs: number,
-    readonly requestTimeMs: number,
-    tags: readonly string[],
-  ) {
-    this.tags = tags.length === 0 ? NO_TAGS : tags;
-  }
+/** A put waiting for disk: readable at once; its last access moves while it waits. */
+interface PutOp {
+  readonly kind: 'put';
+  readonly entry: CacheEntry;
+  readonly sizeBytes: number;
+  lastAccessMs: number;
+  /** Order of the puts, so that the waiting variants of a key come most recently stored first. */
+  readonly seq: number;
 }
 
-// Puts and touches carry the size as it was when enqueued: a batch is encoded later, by which time
-// the slot may have been removed (its size is then -1) with the delete following in the next batch.
-type WarmOp =
-  | { readonly kind: 'put'; readonly slot: WarmSlot; readonly sizeBytes: number; readonly entry: CacheEntry }
-  | { readonly kind: 'touch'; readonly slot: WarmSlot; readonly sizeBytes: number }
-  | { readonly kind: 'delete' };
+/** A newer access time for a variant on disk. */
+interface TouchOp {
+  readonly kind: 'touch';
+  lastAccessMs: number;
+}
+
+interface DeleteOp {
+  readonly kind: 'delete';
+}
+
+type WarmOp = PutOp | TouchOp | DeleteOp;
+
+/** A variant of a key as a read finds it: a waiting put, or an index record on disk. */
+type Found = { readonly queued: string; readonly put: PutOp; readonly record?: undefined } | { readonly queued: string; readonly put?: undefined; readonly record: IndexRecord };
+
+/** No id: a recency key of a time alone sorts before every variant used at that time. */
+const NO_ID = Buffer.alloc(0);
 
 /** The write queue's key for a record id: 16 bytes as a one-byte-per-char string. */
 function queueKey(key: string, variantKey: string): string {
   return recordId(key, variantKey).toString('latin1');
 }
 
+/** The queue's group of a record id (or of a key prefix): the key prefix its variants share. */
+function groupOf(queued: string): string {
+  return queued.slice(0, KEY_PREFIX_BYTES);
+}
+
 class LmdbCacheStore implements WarmStore {
   readonly tier = 'warm';
   readonly #tables: WarmTables;
-  readonly #index = new RecencyIndex<WarmSlot>();
   readonly #queue: WriteQueue<WarmOp>;
   readonly #maxBytes: number;
   readonly #writeQueueLength: number;
   readonly #now: () => number;
+  /** What the store holds once the queue is written: the totals on disk plus what waits. */
+  #entryCount: number;
+  #byteCount: number;
+  /** The waiting puts in order of last access, least recent first: eviction candidates beside the disk's. */
+  readonly #waitingPuts = new Map<string, PutOp>();
+  #putSeq = 0;
+  /**
+   * Where the next search of the recency table starts (an access time): what lies before it was
+   * evicted already or had an operation waiting. Without it, evicting behind a queue of deletes not
+   * yet written would read past all of them each time.
+   */
+  #evictFrom: Buffer | undefined;
   #droppedWrites = 0;
   readonly #synced: SyncWatermark;
   #selfHeals = 0;
   #readErrors = 0;
   #writeErrors = 0;
   #closed = false;
-  #openReport: WarmOpenReport | undefined;
-  #indexed: Promise<void> = Promise.resolve();
-  readonly recordsAtOpen: number;
+  readonly openReport: WarmOpenReport;
 
-  constructor(tables: WarmTables, options: WarmStoreOptions) {
+  constructor(tables: WarmTables, options: WarmStoreOptions, openReport: Omit<WarmOpenReport, 'entryCount'>) {
     this.#tables = tables;
-    this.recordsAtOpen = (tables.index.getStats() as { entryCount: number }).entryCount;
     this.#maxBytes = options.maxBytes;
     this.#writeQueueLength = options.writeQueueLength;
     this.#now = options.now ?? Date.now;
+    const totals = readTotals(tables);
+    this.#entryCount = totals.entries;
+    this.#byteCount = totals.bytes;
     this.#queue = new WriteQueue<WarmOp>({
       maxPuts: options.writeQueueLength,
       commit: (batch) => this.#commit(batch),
       onFailed: (batch) => this.#failed(batch),
+      groupOf,
     });
     this.#synced = new SyncWatermark(this.#now, () => this.#queue.settled());
+    this.openReport = { ...openReport, entryCount: totals.entries };
+    // A lowered maxBytes takes effect at once.
+    this.#evictToFit(undefined);
   }
 
   get entryCount(): number {
-    return this.#index.entryCount;
+    return this.#entryCount;
   }
 
   get byteCount(): number {
-    return this.#index.byteCount;
+    return this.#byteCount;
   }
 
   get droppedWrites(): number {
@@ -205,101 +217,25 @@ class LmdbCacheStore implements WarmStore {
     return this.#writeErrors;
   }
 
-  get indexed(): Promise<void> {
-    return this.#indexed;
-  }
-
-  /** Starts the index rebuild in the background; called once, right after construction. */
-  beginIndexing(startedMs: number, discardedSchema: DiscardedSchema | undefined, discardedMode: string | undefined): void {
-    this.#indexed = this.#load(startedMs, discardedSchema, discardedMode);
-    // Seen by whoever awaits `indexed`; an unobserved failure must not end the process.
-    this.#indexed.catch(() => undefined);
-  }
-
-  get openReport(): WarmOpenReport {
-    return this.#openReport ?? { durationMs: 0, entryCount: 0, discardedSchema: undefined };
-  }
-
-  /**
-   * Rebuilds the recency index from the index table: the startup "log replay" phase. Bodies are not
-   * read; a record's checksum is checked when it is first read.
-   */
-  async #load(startedMs: number, discardedSchema: DiscardedSchema | undefined, discardedMode: string | undefined): Promise<void> {
-    const found: WarmSlot[] = [];
-    const corrupt: Buffer[] = [];
-    let read = 0;
-    for (const { key: id, value } of this.#tables.index.getRange()) {
-      if (++read % LOAD_CHUNK_RECORDS === 0) {
-        await yieldToEventLoop();
-        this.#assertOpen();
-      }
-      try {
-        const record = decodeIndexRecord(value);
-        const { key, variantKey, sizeBytes, lastAccessMs, requestTimeMs, tags } = record;
-        found.push(new WarmSlot(key, variantKey, sizeBytes, lastAccessMs, lastAccessMs, requestTimeMs, tags));
-      } catch (error) {
-        if (!(error instanceof CorruptRecordError)) throw error;
-        corrupt.push(id);
-      }
-    }
-    if (corrupt.length > 0) {
-      this.#selfHeals += corrupt.length;
-      await this.#tables.env.transaction(() => {
-        for (const id of corrupt) {
-          this.#tables.records.remove(id);
-          this.#tables.index.remove(id);
-        }
-      });
-    }
-    // Least recently used first, so the most recently used ends at the head of the list.
-    const ordered = await oldestFirst(found);
-    this.#assertOpen();
-    for (const [i, slot] of ordered.entries()) {
-      if (i % LOAD_CHUNK_RECORDS === LOAD_CHUNK_RECORDS - 1) {
-        await yieldToEventLoop();
-        this.#assertOpen();
-      }
-      // More variants than MAX_VARIANTS can only come from a lowered cap; the oldest are kept.
-      if (this.#index.admission(slot.key, slot.variantKey) === 'vary_cap') this.#remove(slot);
-      else this.#index.add(slot);
-    }
-    // A lowered maxBytes takes effect at once.
-    this.#evictToFit(undefined);
-    this.#openReport = { durationMs: performance.now() - startedMs, entryCount: this.entryCount, discardedSchema, discardedMode };
-  }
-
-  /** Ends a rebuild the store was closed under: its reads would reach a closed environment. */
-  #assertOpen(): void {
-    if (this.#closed) throw new StoreError('closed', 'the warm store was closed while its index was rebuilt');
-  }
-
   variants(key: string): CacheEntry[] {
-    return this.#variants(key, true);
+    return this.#entriesOf(key, true);
   }
 
   peek(key: string): CacheEntry[] {
-    return this.#variants(key, false);
+    return this.#entriesOf(key, false);
   }
 
   has(key: string, variantKey: string): boolean {
-    // The index holds every accepted put, queued or written; a record found corrupt when read is
-    // dropped from it then (see #read).
-    return !this.#closed && this.#index.find(key, variantKey) !== undefined;
-  }
-
-  #variants(key: string, markUsed: boolean): CacheEntry[] {
-    if (this.#closed) return [];
-    const slots = this.#index.variantsOf(key);
-    const found: CacheEntry[] = [];
-    const now = markUsed ? this.#now() : 0;
-    for (let i = slots.length - 1; i >= 0; i -= 1) {
-      const slot = slots[i] as WarmSlot;
-      const entry = this.#read(slot);
-      if (entry === undefined) continue;
-      found.push(entry);
-      if (markUsed) this.#touch(slot, now);
+    if (this.#closed) return false;
+    const queued = queueKey(key, variantKey);
+    const op = this.#queue.pending(queued);
+    if (op !== undefined) return op.kind !== 'delete';
+    try {
+      return this.#tables.index.doesExist(Buffer.from(queued, 'latin1'));
+    } catch {
+      this.#readErrors += 1;
+      return false;
     }
-    return found;
   }
 
   releaseStaleReaders(): number {
@@ -308,54 +244,58 @@ class LmdbCacheStore implements WarmStore {
 
   markUsed(key: string, variantKey: string): void {
     if (this.#closed) return;
-    const slot = this.#index.find(key, variantKey);
-    if (slot !== undefined) this.#touch(slot, this.#now());
+    const queued = queueKey(key, variantKey);
+    const op = this.#queue.pending(queued);
+    if (op?.kind === 'delete') return;
+    if (op?.kind === 'put') return this.#usePut(queued, op, this.#now());
+    const record = this.#indexRecord(queued);
+    if (record !== undefined) this.#touch(queued, record, this.#now());
   }
 
   put(entry: CacheEntry): PutOutcome {
     if (this.#closed) return 'dropped';
     const sizeBytes = entrySizeBytes(entry);
     if (sizeBytes > this.#maxBytes) return 'too_large';
-    if (this.#index.admission(entry.key, entry.variantKey) === 'vary_cap') return 'vary_cap';
-    const id = queueKey(entry.key, entry.variantKey);
-    if (!this.#queue.hasRoomForPut(id)) {
+    const queued = queueKey(entry.key, entry.variantKey);
+    const before = this.#sizeOf(queued);
+    if (before === undefined && this.#found(entry.key, groupOf(queued)).length >= MAX_VARIANTS) return 'vary_cap';
+    if (!this.#queue.hasRoomForPut(queued)) {
       this.#droppedWrites += 1;
       return 'dropped';
     }
-    const now = this.#now();
-    const slot = new WarmSlot(entry.key, entry.variantKey, sizeBytes, now, now, entry.requestTimeMs, entry.tags);
-    this.#index.add(slot);
-    this.#queue.enqueue(id, { kind: 'put', slot, sizeBytes, entry });
-    this.#evictToFit(slot);
+    const op: PutOp = { kind: 'put', entry, sizeBytes, lastAccessMs: this.#now(), seq: ++this.#putSeq };
+    this.#queue.enqueue(queued, op);
+    this.#waitingPuts.delete(queued);
+    this.#waitingPuts.set(queued, op);
+    if (before === undefined) this.#entryCount += 1;
+    this.#byteCount += sizeBytes - (before ?? 0);
+    this.#evictToFit(queued);
     return 'stored';
   }
 
   delete(key: string, variantKey?: string): number {
     if (this.#closed) return 0;
     if (variantKey !== undefined) {
-      const slot = this.#index.find(key, variantKey);
-      if (slot === undefined) return 0;
-      this.#remove(slot);
+      const queued = queueKey(key, variantKey);
+      const sizeBytes = this.#sizeOf(queued);
+      if (sizeBytes === undefined) return 0;
+      this.#remove(queued, sizeBytes);
       return 1;
     }
-    const slots = [...this.#index.variantsOf(key)];
-    for (const slot of slots) this.#remove(slot);
-    return slots.length;
+    const found = this.#found(key);
+    for (const variant of found) this.#remove(variant.queued, variant.put?.sizeBytes ?? variant.record!.sizeBytes);
+    return found.length;
   }
 
   *entries(): Generator<CacheEntry> {
-    for (const slot of this.#index.nodes()) {
-      if (this.#closed) return;
-      const entry = this.#read(slot);
+    for (const variant of this.#walk()) {
+      const entry = variant.put?.entry ?? this.#readRecord(variant.queued, variant.record!, true);
       if (entry !== undefined) yield entry;
     }
   }
 
   *summaries(): Generator<StoredSummary> {
-    for (const slot of this.#index.nodes()) {
-      if (this.#closed) return;
-      yield slot;
-    }
+    for (const variant of this.#walk()) yield variant.put?.entry ?? variant.record!;
   }
 
   flush(): Promise<void> {
@@ -365,21 +305,144 @@ class LmdbCacheStore implements WarmStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    // A rebuild under way stops at its next turn, before the environment closes under it.
-    await this.indexed.catch(() => undefined);
     await this.#queue.settled();
     this.#synced.stop();
     await this.#tables.env.close();
   }
 
-  /** The entry a slot stands for: the waiting put's, else the record on disk, verified. */
-  #read(slot: WarmSlot): CacheEntry | undefined {
-    const id = recordId(slot.key, slot.variantKey);
-    const pending = this.#queue.pending(id.toString('latin1'));
-    if (pending?.kind === 'put') return pending.entry;
+  /** The entries of `key`: waiting puts most recently stored first, then those on disk most recently fetched first. */
+  #entriesOf(key: string, markUsed: boolean): CacheEntry[] {
+    if (this.#closed) return [];
+    const found = this.#found(key);
+    if (found.length === 0) return [];
+    const now = markUsed ? this.#now() : 0;
+    const waiting: PutOp[] = [];
+    const stored: CacheEntry[] = [];
+    for (const variant of found) {
+      if (variant.put !== undefined) {
+        waiting.push(variant.put);
+        if (markUsed) this.#usePut(variant.queued, variant.put, now);
+        continue;
+      }
+      const entry = this.#readRecord(variant.queued, variant.record, false);
+      if (entry === undefined) continue;
+      stored.push(entry);
+      if (markUsed) this.#touch(variant.queued, variant.record, now);
+    }
+    waiting.sort((a, b) => b.seq - a.seq);
+    stored.sort((a, b) => b.requestTimeMs - a.requestTimeMs);
+    return [...waiting.map((op) => op.entry), ...stored];
+  }
+
+  /**
+   * Every variant of `key` the store holds: one range read of the index over the ids that begin with
+   * the key's hash, seen through the operations waiting for them, and the waiting puts of new ones.
+   */
+  #found(key: string, group = groupOf(keyPrefix(key).toString('latin1'))): Found[] {
+    const found: Found[] = [];
+    const seen = new Set<string>();
+    try {
+      for (const { key: id, value } of this.#tables.index.getRange(prefixRange(Buffer.from(group, 'latin1')))) {
+        const queued = (id as Buffer).toString('latin1');
+        seen.add(queued);
+        const op = this.#queue.pending(queued);
+        if (op?.kind === 'delete') continue;
+        if (op?.kind === 'put') {
+          if (op.entry.key === key) found.push({ queued, put: op });
+          continue;
+        }
+        const record = this.#decodeIndex(queued, value);
+        // Another key whose hash shares the prefix is not this key's.
+        if (record !== undefined && record.key === key) found.push({ queued, record });
+      }
+    } catch {
+      this.#readErrors += 1;
+      return [];
+    }
+    for (const queued of this.#queue.pendingIn(group)) {
+      if (seen.has(queued)) continue;
+      const op = this.#queue.pending(queued);
+      if (op?.kind === 'put' && op.entry.key === key) found.push({ queued, put: op });
+    }
+    return found;
+  }
+
+  /**
+   * Every variant the store holds, for the sweeps: the waiting puts first (from a copy, since one
+   * may be written while the caller pauses), then the index on disk, read without holding a snapshot
+   * so that a long sweep neither pins lmdb's pages nor visits what was deleted since it began.
+   */
+  *#walk(): Generator<Found> {
+    const waiting = [...this.#queue.pendingOps()].filter(([, op]) => op.kind === 'put').map(([queued]) => queued);
+    const visited = new Set(waiting);
+    for (const queued of waiting) {
+      if (this.#closed) return;
+      const op = this.#queue.pending(queued);
+      if (op?.kind === 'put') {
+        yield { queued, put: op };
+        continue;
+      }
+      if (op?.kind === 'delete') continue;
+      const record = this.#indexRecord(queued);
+      if (record !== undefined) yield { queued, record };
+    }
+    if (this.#closed) return;
+    for (const { key: id, value } of this.#tables.index.getRange({ snapshot: false })) {
+      if (this.#closed) return;
+      const queued = (id as Buffer).toString('latin1');
+      if (visited.has(queued)) continue;
+      const op = this.#queue.pending(queued);
+      if (op?.kind === 'delete') continue;
+      if (op?.kind === 'put') {
+        yield { queued, put: op };
+        continue;
+      }
+      const record = this.#decodeIndex(queued, value);
+      if (record !== undefined) yield { queued, record };
+    }
+  }
+
+  /** What the store holds for a record id now, in bytes: the waiting operation's result, else the disk's. */
+  #sizeOf(queued: string): number | undefined {
+    const op = this.#queue.pending(queued);
+    if (op?.kind === 'put') return op.sizeBytes;
+    if (op?.kind === 'delete') return undefined;
+    return this.#indexRecord(queued)?.sizeBytes;
+  }
+
+  /** The index record of an id on disk, if any; a damaged one is healed and answers nothing. */
+  #indexRecord(queued: string): IndexRecord | undefined {
+    let stored: Buffer | undefined;
+    try {
+      stored = this.#tables.index.getBinary(Buffer.from(queued, 'latin1'));
+    } catch {
+      this.#readErrors += 1;
+      return undefined;
+    }
+    return stored === undefined ? undefined : this.#decodeIndex(queued, stored);
+  }
+
+  #decodeIndex(queued: string, stored: Buffer): IndexRecord | undefined {
+    try {
+      return decodeIndexRecord(stored);
+    } catch (error) {
+      if (!(error instanceof CorruptRecordError)) throw error;
+      // Its size is what the record says, when the record at least is whole.
+      this.#heal(queued, this.#sizeOfDamaged(Buffer.from(queued, 'latin1')));
+      return undefined;
+    }
+  }
+
+  /**
+   * The entry an index record stands for, verified. `mayBeGone`: the record was found by a read that
+   * may predate a delete since written (a sweep), so a record no longer there is not damage.
+   */
+  #readRecord(queued: string, index: IndexRecord, mayBeGone: boolean): CacheEntry | undefined {
+    const id = Buffer.from(queued, 'latin1');
     let stored: Buffer | undefined;
     try {
       stored = this.#tables.records.getBinary(id);
+      if (stored === undefined && mayBeGone && !this.#tables.index.doesExist(id)) return undefined;
     } catch {
       this.#readErrors += 1;
       return undefined;
@@ -389,62 +452,149 @@ class LmdbCacheStore implements WarmStore {
     try {
       if (stored === undefined) throw new CorruptRecordError('index names a record that is missing');
       const entry = decodeEntry(stored);
-      if (entry.key !== slot.key || entry.variantKey !== slot.variantKey) {
+      if (entry.key !== index.key || entry.variantKey !== index.variantKey) {
         throw new CorruptRecordError('record holds another key');
       }
       return entry;
     } catch {
-      this.#selfHeals += 1;
-      this.#remove(slot);
+      this.#heal(queued, index.sizeBytes);
       return undefined;
     }
   }
 
-  #touch(slot: WarmSlot, now: number): void {
-    slot.lastAccessMs = now;
-    this.#index.touch(slot);
-    if (now - slot.persistedAccessMs < ACCESS_PERSIST_INTERVAL_MS) return;
-    const id = queueKey(slot.key, slot.variantKey);
-    // Access times are a hint: skipped when a write for the record already waits (it carries the
-    // time) or when the queue is busy.
-    if (this.#queue.pending(id) !== undefined || this.#queue.length >= this.#writeQueueLength) return;
-    this.#queue.enqueue(id, { kind: 'touch', slot, sizeBytes: slot.sizeBytes });
-  }
-
-  /** Drops a slot from the index, and its record and index record from disk. */
-  #remove(slot: WarmSlot): void {
-    if (slot.sizeBytes >= 0) this.#index.remove(slot);
-    this.#queue.enqueue(queueKey(slot.key, slot.variantKey), { kind: 'delete' });
-  }
-
-  #evictToFit(keep: WarmSlot | undefined): void {
-    while (this.#index.byteCount > this.#maxBytes) {
-      const victim = this.#index.oldest();
-      if (victim === undefined || victim === keep) return;
-      this.#remove(victim);
+  /** The size of a variant whose index record is damaged, from its record when that is whole; else 0. */
+  #sizeOfDamaged(id: Buffer): number {
+    try {
+      const stored = this.#tables.records.getBinary(id);
+      return stored === undefined ? 0 : entrySizeBytes(decodeEntry(stored));
+    } catch {
+      return 0;
     }
   }
 
+  #heal(queued: string, sizeBytes: number): void {
+    this.#selfHeals += 1;
+    this.#remove(queued, sizeBytes);
+  }
+
+  #usePut(queued: string, op: PutOp, now: number): void {
+    op.lastAccessMs = now;
+    if (this.#waitingPuts.get(queued) !== op) return;
+    this.#waitingPuts.delete(queued);
+    this.#waitingPuts.set(queued, op);
+  }
+
+  /** A use of a variant on disk: written only when the stored access time is a minute old. */
+  #touch(queued: string, record: IndexRecord, now: number): void {
+    const op = this.#queue.pending(queued);
+    if (op?.kind === 'touch') {
+      op.lastAccessMs = now;
+      return;
+    }
+    if (op !== undefined || now - record.lastAccessMs < ACCESS_PERSIST_INTERVAL_MS) return;
+    // Access times are a hint: skipped when the queue is busy.
+    if (this.#queue.length >= this.#writeQueueLength) return;
+    this.#queue.enqueue(queued, { kind: 'touch', lastAccessMs: now });
+  }
+
+  /** Deletes a variant the store holds, of `sizeBytes`: at once for reads, on disk with the next batch. */
+  #remove(queued: string, sizeBytes: number): void {
+    this.#queue.enqueue(queued, { kind: 'delete' });
+    this.#waitingPuts.delete(queued);
+    this.#entryCount -= 1;
+    this.#byteCount -= sizeBytes;
+  }
+
+  /** Evicts the least recently used variants, never `keep`, until the store is within its bound. */
+  #evictToFit(keep: string | undefined): void {
+    while (this.#byteCount > this.#maxBytes) {
+      const victim = this.#oldest(keep);
+      if (victim === undefined) return;
+      this.#remove(victim.queued, victim.sizeBytes);
+    }
+  }
+
+  /** The least recently used variant: the oldest waiting put, or the oldest on disk with nothing waiting. */
+  #oldest(keep: string | undefined): { queued: string; sizeBytes: number } | undefined {
+    let waiting: [string, PutOp] | undefined;
+    for (const candidate of this.#waitingPuts) {
+      if (candidate[0] === keep) continue;
+      waiting = candidate;
+      break;
+    }
+    const stored = this.#oldestOnDisk(waiting?.[1].lastAccessMs ?? Infinity);
+    if (stored !== undefined) return stored;
+    return waiting === undefined ? undefined : { queued: waiting[0], sizeBytes: waiting[1].sizeBytes };
+  }
+
+  /**
+   * The oldest variant on disk with no operation waiting, if it was used no later than `beforeMs`.
+   * The search starts at the last one's access time; past the newest it starts again from the
+   * beginning (where a clock set back would have written).
+   */
+  #oldestOnDisk(beforeMs: number): { queued: string; sizeBytes: number } | undefined {
+    try {
+      for (const { key, value } of this.#tables.recency.getRange(this.#evictFrom === undefined ? {} : { start: this.#evictFrom })) {
+        const at = key as Buffer;
+        const lastAccessMs = recencyTimeMs(at);
+        // Nothing older than the oldest waiting put from here on.
+        if (lastAccessMs > beforeMs) return undefined;
+        const queued = recencyQueueKey(at);
+        // A variant with an operation waiting was used since, or is going already. An entry whose
+        // index record is gone or says otherwise is left over from damage.
+        if (this.#queue.pending(queued) !== undefined || this.#indexRecord(queued)?.lastAccessMs !== lastAccessMs) continue;
+        this.#evictFrom = recencyKey(lastAccessMs, NO_ID);
+        return { queued, sizeBytes: decodeRecencySize(value) };
+      }
+    } catch {
+      this.#readErrors += 1;
+      return undefined;
+    }
+    this.#evictFrom = undefined;
+    return undefined;
+  }
+
   async #commit(batch: ReadonlyMap<string, WarmOp>): Promise<void> {
-    const { env, records, index } = this.#tables;
-    const written: { slot: WarmSlot; lastAccessMs: number }[] = [];
+    const { env, records, index, recency } = this.#tables;
     await env.transaction(() => {
+      const totals = readTotals(this.#tables);
       for (const [queued, op] of batch) {
         const id = Buffer.from(queued, 'latin1');
-        if (op.kind === 'delete') {
+        const stored = index.getBinary(id);
+        let old: IndexRecord | undefined;
+        if (stored !== undefined) {
+          totals.entries -= 1;
+          try {
+            old = decodeIndexRecord(stored);
+            totals.bytes -= old.sizeBytes;
+            recency.remove(recencyKey(old.lastAccessMs, id));
+          } catch {
+            totals.bytes -= this.#sizeOfDamaged(id);
+          }
+        }
+        // A touch of a variant deleted or damaged since (its delete or heal follows) writes nothing.
+        if (op.kind === 'delete' || (op.kind === 'touch' && old === undefined)) {
           records.remove(id);
           index.remove(id);
           continue;
         }
-        if (op.kind === 'put') records.put(id, encodeEntry(op.entry));
-        const { slot, sizeBytes } = op;
-        const { key, variantKey, lastAccessMs, requestTimeMs, tags } = slot;
-        index.put(id, encodeIndexRecord({ key, variantKey, sizeBytes, lastAccessMs, requestTimeMs, tags }));
-        written.push({ slot, lastAccessMs });
+        let record: IndexRecord;
+        if (op.kind === 'put') {
+          const { key, variantKey, requestTimeMs, tags } = op.entry;
+          record = { key, variantKey, sizeBytes: op.sizeBytes, lastAccessMs: op.lastAccessMs, requestTimeMs, tags };
+          records.put(id, encodeEntry(op.entry));
+        } else {
+          record = { ...old!, lastAccessMs: op.lastAccessMs };
+        }
+        index.put(id, encodeIndexRecord(record));
+        recency.put(recencyKey(record.lastAccessMs, id), encodeRecencySize(record.sizeBytes));
+        totals.entries += 1;
+        totals.bytes += record.sizeBytes;
       }
+      writeTotals(this.#tables, totals);
     });
     await env.flushed;
-    for (const { slot, lastAccessMs } of written) slot.persistedAccessMs = lastAccessMs;
+    for (const [queued, op] of batch) if (this.#waitingPuts.get(queued) === op) this.#waitingPuts.delete(queued);
     // The watermark follows at once rather than at its next step: under load, that keeps it close.
     this.#synced.advance();
   }
@@ -453,60 +603,27 @@ class LmdbCacheStore implements WarmStore {
   #failed(batch: ReadonlyMap<string, WarmOp>): void {
     this.#writeErrors += 1;
     if (this.#closed) return;
-    for (const [id, op] of batch) {
+    for (const [queued, op] of batch) {
       // A newer operation for the record supersedes this one.
-      if (this.#queue.pending(id) !== op) continue;
+      if (this.#queue.pending(queued) !== op) continue;
       if (op.kind === 'touch') continue;
-      if (op.kind === 'put') {
-        this.#droppedWrites += 1;
-        if (op.slot.sizeBytes >= 0) this.#index.remove(op.slot);
+      if (op.kind === 'delete') {
+        this.#queue.enqueue(queued, op);
+        continue;
       }
-      // A delete for a failed put too: an older version of the record may be on disk.
-      this.#queue.enqueue(id, { kind: 'delete' });
+      // A delete for a failed put: an older version of the record may be on disk.
+      this.#droppedWrites += 1;
+      this.#remove(queued, op.sizeBytes);
     }
   }
 }
 
 /**
- * The slots by last access, oldest first, equal times in the order found (as a stable sort). A sort
- * with a comparator takes about 2 s for 1 M slots, all of it without a turn of the event loop; this
- * packs each slot's time and position into one 64-bit integer and sorts those natively (about 80 ms
- * for 1 M), packing and unpacking in chunks between turns. Times spread over more than the bits
- * left (2^44 ms at 1 M slots, centuries) fall back to the comparator.
+ * Opens the warm tier at `options.path`: the startup `log_replay` work, which reads no record (the
+ * totals come from the meta table). Rejects with StoreError `open_failed` when the directory cannot
+ * be used.
  */
-async function oldestFirst(slots: WarmSlot[]): Promise<WarmSlot[]> {
-  let oldest = Infinity;
-  let newest = -Infinity;
-  for (const slot of slots) {
-    oldest = Math.min(oldest, slot.lastAccessMs);
-    newest = Math.max(newest, slot.lastAccessMs);
-  }
-  const positionBits = Math.max(1, Math.ceil(Math.log2(slots.length + 1)));
-  if (slots.length === 0 || !Number.isSafeInteger(newest - oldest) || Math.log2(newest - oldest + 1) > 64 - positionBits) {
-    return slots.sort((a, b) => a.lastAccessMs - b.lastAccessMs);
-  }
-  const shift = BigInt(positionBits);
-  const packed = new BigUint64Array(slots.length);
-  for (let i = 0; i < slots.length; i++) {
-    if (i % LOAD_CHUNK_RECORDS === LOAD_CHUNK_RECORDS - 1) await yieldToEventLoop();
-    packed[i] = (BigInt(Math.trunc(slots[i]!.lastAccessMs - oldest)) << shift) | BigInt(i);
-  }
-  packed.sort();
-  const mask = (1n << shift) - 1n;
-  const ordered: WarmSlot[] = new Array<WarmSlot>(slots.length);
-  for (let i = 0; i < packed.length; i++) {
-    if (i % LOAD_CHUNK_RECORDS === LOAD_CHUNK_RECORDS - 1) await yieldToEventLoop();
-    ordered[i] = slots[Number(packed[i]! & mask)]!;
-  }
-  return ordered;
-}
-
-/**
- * Opens the warm tier at `options.path` and starts rebuilding its recency index from disk (the
- * startup `log_replay` work), without waiting for it: the store's `indexed` says when it is done.
- * Rejects with StoreError `open_failed` when the directory cannot be used.
- */
-export async function beginWarmStore(options: WarmStoreOptions): Promise<WarmStore> {
+export async function openWarmStore(options: WarmStoreOptions): Promise<WarmStore> {
   if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0) {
     throw new StoreError('invalid_option', `warm store maxBytes must be a positive integer, got ${options.maxBytes}`);
   }
@@ -521,27 +638,11 @@ export async function beginWarmStore(options: WarmStoreOptions): Promise<WarmSto
   try {
     const discardedSchema = await reconcileSchema(tables);
     const discardedMode = await reconcileCacheMode(tables, options.cacheMode);
-    const store = new LmdbCacheStore(tables, options);
-    store.beginIndexing(startedMs, discardedSchema, discardedMode);
-    return store;
+    return new LmdbCacheStore(tables, options, { durationMs: performance.now() - startedMs, discardedSchema, discardedMode });
   } catch (error) {
     await tables.env.close();
     throw new StoreError('open_failed', `cannot open the warm store at ${options.path}: ${(error as Error).message}`, {
       cause: error,
     });
   }
-}
-
-/** Opens the warm tier and waits for its index: a store that answers for every record on disk. */
-export async function openWarmStore(options: WarmStoreOptions): Promise<WarmStore> {
-  const store = await beginWarmStore(options);
-  try {
-    await store.indexed;
-  } catch (error) {
-    await store.close();
-    throw new StoreError('open_failed', `cannot index the warm store at ${options.path}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  return store;
 }

@@ -22,6 +22,11 @@ export interface WriteQueueOptions<Op extends QueuedOp> {
   /** Told about a batch that failed. It may enqueue operations again: the next batch then waits
    * `failedBatchBackoffMs`, so a disk that keeps failing is not retried in a tight loop. */
   onFailed: (batch: ReadonlyMap<string, Op>, error: unknown) => void;
+  /**
+   * The group of an id (the warm store's: the key prefix every variant of a key shares), when the
+   * owner asks for the waiting operations of a group (pendingIn).
+   */
+  groupOf?: (id: string) => string;
 }
 
 /** Pause after a failed batch before the next one (a full or failing disk rarely recovers at once). */
@@ -48,6 +53,8 @@ export class WriteQueue<Op extends QueuedOp> {
   #settledCount = 0;
   #draining = false;
   readonly #waiters: { until: number; resolve: () => void }[] = [];
+  /** The ids waiting or being written, by group (only with `groupOf`); most groups hold one id. */
+  readonly #groups = new Map<string, string | Set<string>>();
 
   constructor(options: WriteQueueOptions<Op>) {
     this.#options = options;
@@ -56,6 +63,18 @@ export class WriteQueue<Op extends QueuedOp> {
   /** The latest operation for `id` not yet durable, if any. */
   pending(id: string): Op | undefined {
     return this.#queued.get(id) ?? this.#inFlight.get(id);
+  }
+
+  /** The ids of a group that have an operation waiting or being written. */
+  pendingIn(group: string): readonly string[] {
+    const ids = this.#groups.get(group);
+    return ids === undefined ? [] : typeof ids === 'string' ? [ids] : [...ids];
+  }
+
+  /** Every operation not yet durable, the latest for each id. */
+  *pendingOps(): Generator<[string, Op]> {
+    for (const [id, op] of this.#inFlight) if (!this.#queued.has(id)) yield [id, op];
+    yield* this.#queued;
   }
 
   /** Operations waiting or being written. */
@@ -74,6 +93,7 @@ export class WriteQueue<Op extends QueuedOp> {
     this.#enqueuedCount += 1;
     if (!this.#firstEnqueued.has(id)) this.#firstEnqueued.set(id, this.#enqueuedCount);
     this.#queued.set(id, op);
+    this.#joinGroup(id);
     if (!this.#draining) {
       this.#draining = true;
       setImmediate(() => void this.#drain());
@@ -96,6 +116,7 @@ export class WriteQueue<Op extends QueuedOp> {
         failed = true;
         this.#options.onFailed(batch, error);
       }
+      for (const id of batch.keys()) if (!this.#queued.has(id)) this.#leaveGroup(id);
       this.#inFlight = new Map();
       this.#inFlightPuts = 0;
       // Everything enqueued before the first operation still waiting is now written.
@@ -129,6 +150,25 @@ export class WriteQueue<Op extends QueuedOp> {
     this.#inFlightPuts = puts;
     this.#queuedPuts -= puts;
     return batch;
+  }
+
+  #joinGroup(id: string): void {
+    if (this.#options.groupOf === undefined) return;
+    const group = this.#options.groupOf(id);
+    const ids = this.#groups.get(group);
+    if (ids === undefined) this.#groups.set(group, id);
+    else if (typeof ids !== 'string') ids.add(id);
+    else if (ids !== id) this.#groups.set(group, new Set([ids, id]));
+  }
+
+  #leaveGroup(id: string): void {
+    if (this.#options.groupOf === undefined) return;
+    const group = this.#options.groupOf(id);
+    const ids = this.#groups.get(group);
+    if (ids === id) this.#groups.delete(group);
+    if (typeof ids !== 'object') return;
+    ids.delete(id);
+    if (ids.size === 0) this.#groups.delete(group);
   }
 
   #wake(): void {

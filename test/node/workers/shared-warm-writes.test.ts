@@ -9,10 +9,10 @@ import { SharedWarmWrites } from '../../../src/node/workers/shared-warm-writes.j
 import { checkUp, type WarmWrite } from '../../../src/node/workers/thread-messages.js';
 import { entry, LogLines, openRig, T0, type Rig } from '../../invalidation/fixture.js';
 
-async function withWrites(run: (rig: Rig, writes: SharedWarmWrites, logs: LogLines) => Promise<void>, joined = true): Promise<void> {
+async function withWrites(run: (rig: Rig, writes: SharedWarmWrites, logs: LogLines) => Promise<void>): Promise<void> {
   const rig = await openRig({ startMs: T0 + 1_000 });
   const logs = new LogLines();
-  const writes = new SharedWarmWrites({ warm: () => (joined ? rig.warm : undefined), admissible: (stored) => rig.invalidator.admissible(stored), logger: createLogger({ destination: logs }) });
+  const writes = new SharedWarmWrites({ warm: rig.warm, admissible: (stored) => rig.invalidator.admissible(stored), logger: createLogger({ destination: logs }) });
   try {
     await run(rig, writes, logs);
   } finally {
@@ -95,13 +95,6 @@ describe('the primary applying its workers\' warm-tier changes', () => {
     const checked = checkUp({ kind: 'warm', op: 'delete', key: 42 });
     assert.equal(checked.ok, false);
     assert.match(checked.ok ? '' : checked.issue, /key/);
-  });
-
-  test('nothing is written before the tier has joined the primary\'s cache', async () => {
-    await withWrites(async (rig, writes) => {
-      writes.apply(put(entry({ key: 'http://example.com/early', requestTimeMs: T0 + 500 })));
-      assert.equal(rig.warm.entryCount, 0);
-    }, false);
   });
 });
 
