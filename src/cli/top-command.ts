@@ -2,7 +2,9 @@
 // result and by source, hit ratio, latency quantiles, tier sizes, evictions, active bans and the
 // cluster's members; with `--cluster`, one block per alive member, each read from its own admin
 // address. Rates are taken from two readings of `/metrics` an interval apart; `--once` prints one
-// frame and exits (for scripts), `--output json` prints the computed view.
+// frame and exits (for scripts), `--output json` prints the computed view. On a terminal `q` or
+// Ctrl-C ends the live view at once (top/quit-keys.ts); elsewhere Ctrl-C (SIGINT) ends it.
+import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineCommand } from 'citty';
 import { request } from 'undici';
@@ -11,6 +13,7 @@ import { parseDurationMs } from '../config/index.js';
 import { adminClientArgs, callApi, clientFromFlags } from './admin-client-args.js';
 import { CliError } from './cli-error.js';
 import { parseMetricsText } from './top/metrics-text.js';
+import { watchQuitKeys } from './top/quit-keys.js';
 import { nodeView, renderTop, type NodeReading, type TopView } from './top/top-view.js';
 
 /** Shortest refresh: a scrape costs the node some work, and faster is not readable anyway. */
@@ -21,11 +24,12 @@ interface Target {
   client: AdminClient;
 }
 
-async function read(target: Target, withStats: boolean): Promise<NodeReading> {
+async function read(target: Target, withStats: boolean, quit: AbortSignal | undefined): Promise<NodeReading> {
   const url = `${target.client.baseUrl}/metrics`;
   let text: string;
   try {
-    const answer = await request(url, { signal: AbortSignal.timeout(10_000) });
+    const timeout = AbortSignal.timeout(10_000);
+    const answer = await request(url, { signal: quit ? AbortSignal.any([quit, timeout]) : timeout });
     text = await answer.body.text();
     if (answer.statusCode !== 200) throw new Error(`answered ${answer.statusCode}`);
   } catch (error) {
@@ -36,7 +40,7 @@ async function read(target: Target, withStats: boolean): Promise<NodeReading> {
 }
 
 export const topCommand = defineCommand({
-  meta: { name: 'top', description: 'live view of a node (or, with --cluster, of every member): rates, hit ratio, latency, tiers, bans, peers' },
+  meta: { name: 'top', description: 'live view of a node (or, with --cluster, of every member): rates, hit ratio, latency, tiers, bans, peers; q or Ctrl-C quits' },
   args: {
     ...adminClientArgs,
     interval: { type: 'string', description: 'time between refreshes, a duration like 2s or 500ms', default: '2s', valueHint: 'duration' },
@@ -58,28 +62,43 @@ export const topCommand = defineCommand({
       return { nodes: alive.map((peer) => ({ name: peer.name, client: clientFromFlags({ ...args, server: peer.admin_address }, env, false) })), peers };
     };
     const live = !args.once;
-    let { nodes, peers } = await targets();
-    let before = await Promise.all(nodes.map((node) => read(node, withStats)));
-    for (;;) {
-      await sleep(intervalMs);
-      const after = await Promise.all(nodes.map((node) => read(node, withStats)));
-      const view: TopView = {
-        at: new Date().toISOString(),
-        intervalMs,
-        nodes: after.map((reading) => nodeView(before.find((earlier) => earlier.name === reading.name) ?? reading, reading)),
-        peers,
-      };
-      if (args.output === 'json') process.stdout.write(`${JSON.stringify(view)}\n`);
-      // On a terminal each frame replaces the last; elsewhere frames follow each other.
-      else process.stdout.write(live && process.stdout.isTTY ? `\x1b[H\x1b[2J${renderTop(view)}` : `${renderTop(view)}${live ? '\n' : ''}`);
-      if (!live) return;
-      if (args.cluster) {
-        // Members come and go: the list is read again each round, and new members start from this reading.
-        ({ nodes, peers } = await targets());
-        before = await Promise.all(nodes.map((node) => after.find((reading) => reading.name === node.name) ?? read(node, withStats)));
-      } else {
-        before = after;
+    const frames = async (quit: AbortSignal | undefined): Promise<void> => {
+      let { nodes, peers } = await targets();
+      let before = await Promise.all(nodes.map((node) => read(node, withStats, quit)));
+      for (;;) {
+        await sleep(intervalMs, undefined, { signal: quit });
+        const after = await Promise.all(nodes.map((node) => read(node, withStats, quit)));
+        const view: TopView = {
+          at: new Date().toISOString(),
+          intervalMs,
+          nodes: after.map((reading) => nodeView(before.find((earlier) => earlier.name === reading.name) ?? reading, reading)),
+          peers,
+        };
+        if (args.output === 'json') process.stdout.write(`${JSON.stringify(view)}\n`);
+        // On a terminal each frame replaces the last; elsewhere frames follow each other.
+        else if (live && process.stdout.isTTY) process.stdout.write(`\x1b[H\x1b[2J${renderTop(view)}${quit ? 'q or Ctrl-C quits\n' : ''}`);
+        else process.stdout.write(`${renderTop(view)}${live ? '\n' : ''}`);
+        if (!live) return;
+        if (args.cluster) {
+          // Members come and go: the list is read again each round, and new members start from this reading.
+          ({ nodes, peers } = await targets());
+          before = await Promise.all(nodes.map((node) => after.find((reading) => reading.name === node.name) ?? read(node, withStats, quit)));
+        } else {
+          before = after;
+        }
       }
+    };
+    if (!live || !process.stdin.isTTY) return frames(undefined);
+    const keys = watchQuitKeys(process.stdin);
+    // The first frame needs two readings an interval apart; till then the terminal says what comes.
+    process.stderr.write(`svc top: reading ${asked.baseUrl} every ${args.interval}; q or Ctrl-C quits\n`);
+    try {
+      const running = frames(keys.signal);
+      // A quit key ends top now: the frames stop at their next wait, which the signal cuts short.
+      running.catch(() => undefined);
+      await Promise.race([running, once(keys.signal, 'abort')]);
+    } finally {
+      keys.restore();
     }
   },
 });

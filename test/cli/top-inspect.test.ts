@@ -3,12 +3,15 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { bucketDelta, histogramBuckets, histogramQuantile, parseMetricsText } from '../../src/cli/top/metrics-text.js';
-import { nodeView, type NodeReading, type TopView } from '../../src/cli/top/top-view.js';
+import { nodeView, renderTop, type NodeReading, type TopView } from '../../src/cli/top/top-view.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { startSvcCluster, CLUSTER_TOKEN } from '../support/svc-cluster.js';
 import { fetchRaw } from '../support/http.js';
-import { runCli } from './support/run-cli.js';
+import { eventually } from '../support/eventually.js';
+import { spawn } from 'node:child_process';
+import { runCli, CLI_PATH } from './support/run-cli.js';
+import { PTY_MISSING, runInPty, shellQuote } from './support/pty.js';
 
 const TOKEN = 'test-admin-token-0123456789';
 
@@ -64,6 +67,17 @@ describe('svc top arithmetic', () => {
   });
 });
 
+test('latency is p50, p95 and p99, as on the dashboard, in the view and in the frame', () => {
+  const before: NodeReading = { name: 'n', atMs: 0, samples: parseMetricsText(EXPOSITION), stats: null };
+  const later = EXPOSITION.replace('"} 20', '"} 120').replace('"} 36', '"} 152').replace(/"\} 40/g, '"} 160');
+  const view = nodeView(before, { ...before, atMs: 2_000, samples: parseMetricsText(later) });
+  assert.deepEqual(Object.keys(view.latencyMs ?? {}), ['p50', 'p95', 'p99']);
+  // 100, 116 and 120 requests at or under 1, 10 and 100 ms: the 114th is in the second bucket.
+  assert.ok(Math.abs(view.latencyMs!.p95 - (1 + 9 * (14 / 16))) < 1e-9, String(view.latencyMs!.p95));
+  const frame = renderTop({ at: 'now', intervalMs: 2_000, nodes: [view], peers: [] });
+  assert.match(frame, /^ {2}latency +p50 \S+ ms +p95 8\.88 ms +p99 \S+ ms$/m);
+});
+
 describe('svc top, svc inspect and svc ready against a node', () => {
   let origin: TestOrigin;
   let svc: SvcUnderTest;
@@ -101,6 +115,44 @@ describe('svc top, svc inspect and svc ready against a node', () => {
     const bad = await runCli(['top', '--interval', '10ms', '--server', svc.adminUrl]);
     assert.equal(bad.code, 2);
     assert.equal(bad.stderr, 'svc: --interval must be a duration of at least 200ms, like 2s, got "10ms"\n');
+  });
+
+  test('on a terminal, q, Q and Ctrl-C end svc top at once and give the terminal its mode back', { skip: PTY_MISSING }, async () => {
+    // An interval far longer than the test's wait: top must end on the key, not at its next refresh.
+    const top = [process.execPath, CLI_PATH, 'top', '--interval', '10m', '--server', svc.adminUrl].map(shellQuote).join(' ');
+    for (const [name, key] of [['q', 'q'], ['Q', 'Q'], ['Ctrl-C', '\x03']] as const) {
+      const pty = runInPty(`echo "mode before $(stty -g)"; ${top}; echo "top ended $?"; echo "mode after $(stty -g)"`);
+      try {
+        await pty.waitFor(/q or Ctrl-C quits\n/);
+        pty.type(key);
+        await pty.waitFor(/mode after /);
+        assert.equal(await pty.exited, 0, pty.output());
+        const output = pty.output();
+        assert.match(output, /^top ended 0$/m, `${name} ends top with status 0`);
+        const mode = (when: string): string => new RegExp(`^mode ${when} (\\S+)$`, 'm').exec(output)?.[1] ?? '';
+        assert.notEqual(mode('before'), '');
+        assert.equal(mode('after'), mode('before'), `after ${name} the terminal is in the mode it was in`);
+      } finally {
+        pty.kill();
+      }
+    }
+  });
+
+  test('off a terminal, svc top runs until SIGINT (Ctrl-C in a shell), as any command', async () => {
+    const child = spawn(process.execPath, [CLI_PATH, 'top', '--interval', '300ms', '--server', svc.adminUrl], { env: { PATH: process.env.PATH, NO_COLOR: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    const ended = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (code, signal) => resolve([code, signal])));
+    try {
+      // Keys on a pipe are data, not commands: a q on standard input does not end it.
+      child.stdin.write('q');
+      await eventually('two frames', () => stdout.split('svc top ').length - 1, (frames) => frames >= 2);
+      assert.equal(child.exitCode, null, 'still running after a q on a pipe');
+      child.kill('SIGINT');
+      assert.deepEqual(await ended, [null, 'SIGINT']);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   test('svc inspect <url> shows the cache state readably; --output json prints the body', async () => {

@@ -24,8 +24,8 @@ export interface NodeView {
   perSecondBySource: Record<string, number>;
   /** (HIT + STALE) / every cacheable answer (BYPASS excluded); null without such an answer. */
   hitRatio: number | null;
-  /** p50, p90, p99 in milliseconds over the interval; null without a request. */
-  latencyMs: { p50: number; p90: number; p99: number } | null;
+  /** p50, p95, p99 in milliseconds over the interval (the dashboard's quantiles); null without a request. */
+  latencyMs: { p50: number; p95: number; p99: number } | null;
   hot: { entries: number; bytes: number };
   /** Null when the node has no warm tier (known from `/v1/stats`). */
   warm: { entries: number; bytes: number } | null;
@@ -73,7 +73,7 @@ export function nodeView(before: NodeReading, after: NodeReading): NodeView {
     perSecondByCacheResult,
     perSecondBySource: rate(byLabel(before.samples, 'source', SOURCES), byLabel(after.samples, 'source', SOURCES)),
     hitRatio: hitRatioOf(Object.fromEntries(Object.keys(resultsAfter).map((key) => [key, increase(resultsBefore[key] ?? 0, resultsAfter[key] ?? 0)]))),
-    latencyMs: p50 === undefined ? null : { p50, p90: quantile(0.9)!, p99: quantile(0.99)! },
+    latencyMs: p50 === undefined ? null : { p50, p95: quantile(0.95)!, p99: quantile(0.99)! },
     hot: { entries: valueOf(after.samples, 'svc_hot_store_entries') ?? 0, bytes: valueOf(after.samples, 'svc_hot_store_bytes') ?? 0 },
     warm:
       after.stats?.tiers.warm === null
@@ -123,7 +123,7 @@ function nodeLines(view: NodeView): string[] {
     ]).map((line) => `  ${line}`),
   );
   lines.push(`  by source    ${SOURCES.map((source) => `${source} ${perSecond(view.perSecondBySource[source] ?? 0)}/s`).join('   ')}`);
-  lines.push(`  latency      ${view.latencyMs === null ? 'no request in the interval' : `p50 ${millis(view.latencyMs.p50)}   p90 ${millis(view.latencyMs.p90)}   p99 ${millis(view.latencyMs.p99)}`}`);
+  lines.push(`  latency      ${view.latencyMs === null ? 'no request in the interval' : `p50 ${millis(view.latencyMs.p50)}   p95 ${millis(view.latencyMs.p95)}   p99 ${millis(view.latencyMs.p99)}`}`);
   const warm = view.warm === null ? 'none' : `${view.warm.entries} entries, ${bytes(view.warm.bytes)}`;
   lines.push(`  tiers        hot ${view.hot.entries} entries, ${bytes(view.hot.bytes)}   warm ${warm}`);
   lines.push(`  evictions    ${perSecond(view.evictionsPerSecond)}/s (${view.evictionsTotal} since start)`);
