@@ -1,7 +1,10 @@
 // The dashboard's server-rendered pages: the login page (a plain form that needs no script) and one
 // page per view, each the same frame (navigation, logout) around the view's own structure. The data
 // is filled in by dashboard.js from the admin API; the markup here carries the labels, headings and
-// landmarks that make it usable with a keyboard and a screen reader.
+// landmarks that make it usable with a keyboard and a screen reader. What only the script can fill or
+// send (the live figures, the lists, the operation forms) is `hidden` and marked `data-needs-script`,
+// so that without JavaScript a page shows no form that does nothing and no empty list that claims
+// there is nothing: the script shows it, and <noscript> names the CLI command that does the same.
 import { html, type SafeHtml } from './html.js';
 
 export interface DashboardView {
@@ -115,8 +118,8 @@ ${fields}
 }
 
 const VIEW_BODIES: Readonly<Record<string, () => SafeHtml>> = {
-  overview: () => html`<p class="updated" id="updated">Waiting for the first samples…</p>
-<dl class="cards" id="cards">
+  overview: () => html`<p class="updated" id="updated" data-needs-script hidden>Waiting for the first samples…</p>
+<dl class="cards" id="cards" data-needs-script hidden>
 <div class="card"><dt>Hit ratio</dt><dd data-stat="hit_ratio">–</dd><dd class="sub" data-stat="hit_ratio_total"></dd></div>
 <div class="card"><dt>Requests/s</dt><dd data-stat="rps">–</dd><dd class="sub" data-stat="requests_total"></dd></div>
 <div class="card"><dt>Latency p50 / p95 / p99</dt><dd data-stat="latency">–</dd><dd class="sub">over the last interval</dd></div>
@@ -124,16 +127,17 @@ const VIEW_BODIES: Readonly<Record<string, () => SafeHtml>> = {
 <div class="card"><dt>Warm tier</dt><dd data-stat="warm">–</dd><dd class="sub" data-stat="warm_entries"></dd></div>
 <div class="card"><dt>Evictions/s</dt><dd data-stat="evictions">–</dd><dd class="sub" data-stat="evictions_total"></dd></div>
 </dl>
-<div class="charts">
+<div class="charts" data-needs-script hidden>
 <figure class="chart" id="chart-results"><figcaption>Requests per second by cache result</figcaption></figure>
 <figure class="chart" id="chart-sources"><figcaption>Requests per second by source</figcaption></figure>
 <figure class="chart" id="chart-hit-ratio"><figcaption>Hit ratio (%)</figcaption></figure>
 <figure class="chart" id="chart-latency"><figcaption>Latency (ms)</figcaption></figure>
-<figure class="chart" id="chart-tiers"><figcaption>Tier sizes (MiB)</figcaption></figure>
+<figure class="chart" id="chart-tiers"><figcaption>Tier sizes</figcaption></figure>
 <figure class="chart" id="chart-evictions"><figcaption>Hot-tier evictions per second</figcaption></figure>
 </div>`,
 
-  invalidation: () => html`<div class="forms">
+  invalidation: () => html`<noscript><p>Without JavaScript, invalidate with the CLI: <code>svc purge &lt;url&gt;</code>, <code>svc refresh &lt;url&gt;</code>, <code>svc ban host_regex=&lt;regex&gt; path_regex=&lt;regex&gt; surrogate_key=&lt;tag&gt;</code>, <code>svc purge &lt;url&gt; &lt;url&gt;…</code> (one batch); <code>svc bans</code> lists the bans in force.</p></noscript>
+<div class="forms" data-needs-script hidden>
 ${operationForm(
   'purge',
   'Purge',
@@ -168,15 +172,17 @@ ${operationForm(
   'Purge URLs',
 )}
 </div>
-<section class="recent" aria-labelledby="recent-title">
+<section class="recent" aria-labelledby="recent-title" data-needs-script hidden>
 <h2 id="recent-title">Recent invalidations</h2>
 <p class="hint">On this node, newest first: from this dashboard, the API, the CLI and other nodes.</p>
 <ol id="recent-list"></ol>
-<p id="recent-empty">No invalidations yet.</p>
+<p id="recent-empty" hidden>No invalidations yet.</p>
 </section>`,
 
   bans: () => html`<p class="hint">Bans in force on this node, newest first. Each is kept 24 hours. Evicted: hot-tier entries its eager eviction removed; hidden: lookups it has refused since.</p>
-<div class="table-scroll" tabindex="0" role="region" aria-labelledby="bans-caption">
+<p class="hint" id="bans-lifting">A ban cannot be lifted, here or through the API or the CLI: the spec's admin API (§4.1) has no call that removes one, and none is needed to serve the content again. A ban hides only what was stored before it was made; whatever is fetched after it is cached and served as usual. It ends by itself 24 hours after it was made, and counts towards <code>max_active_bans</code> until then.</p>
+<noscript><p>Without JavaScript, <code>svc bans</code> lists the bans in force.</p></noscript>
+<div class="table-scroll" tabindex="0" role="region" aria-labelledby="bans-caption" data-needs-script hidden>
 <table id="bans-table">
 <caption id="bans-caption">Active bans</caption>
 <thead><tr><th scope="col">Predicate</th><th scope="col">Age</th><th scope="col">Expires in</th><th scope="col">Evicted</th><th scope="col">Hidden</th><th scope="col">ID</th></tr></thead>
@@ -185,7 +191,8 @@ ${operationForm(
 </div>
 <p id="bans-empty" hidden>No active bans.</p>`,
 
-  inspect: () => html`<form id="form-inspect" data-operation="inspect" novalidate aria-labelledby="inspect-title">
+  inspect: () => html`<noscript><p>Without JavaScript, <code>svc inspect &lt;url&gt;</code> shows the same.</p></noscript>
+<form id="form-inspect" data-operation="inspect" novalidate aria-labelledby="inspect-title" data-needs-script hidden>
 <h2 id="inspect-title" class="visually-hidden">Inspect a URL</h2>
 ${urlField('inspect', 'URL to inspect', 'What the cache holds for a plain GET of this URL on this node.')}
 <button type="submit">Inspect</button>
@@ -194,8 +201,9 @@ ${urlField('inspect', 'URL to inspect', 'What the cache holds for a plain GET of
 <div id="inspect-result"></div>`,
 
   cluster: () => html`<p class="notice warn" id="drift" role="alert" hidden></p>
+<noscript><p>Without JavaScript, <code>svc cluster peers</code> lists the members.</p></noscript>
 <dl class="cards" id="ring"></dl>
-<div class="table-scroll" tabindex="0" role="region" aria-labelledby="peers-caption">
+<div class="table-scroll" tabindex="0" role="region" aria-labelledby="peers-caption" data-needs-script hidden>
 <table id="peers-table">
 <caption id="peers-caption">Members as this node sees them</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Mode</th><th scope="col">Ring share</th><th scope="col">Version</th><th scope="col">Cluster address</th><th scope="col">Admin address</th></tr></thead>

@@ -95,15 +95,18 @@ function showPageError(message) {
 const number = new Intl.NumberFormat('en', { maximumFractionDigits: 1 });
 const integer = new Intl.NumberFormat('en', { maximumFractionDigits: 0 });
 
-function formatBytes(bytes) {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
+const BYTE_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+
+/** The largest binary unit that `bytes` is at least one of (B below 1 KiB), and its size in bytes. */
+function byteUnit(bytes) {
   let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${number.format(value)} ${units[unit]}`;
+  while (bytes >= 1024 ** (unit + 1) && unit < BYTE_UNITS.length - 1) unit += 1;
+  return { name: BYTE_UNITS[unit], bytes: 1024 ** unit };
+}
+
+function formatBytes(bytes) {
+  const unit = byteUnit(bytes);
+  return `${number.format(bytes / unit.bytes)} ${unit.name}`;
 }
 
 /** `42 s`, `5 min`, `3 h 10 min`, `2 d 4 h`. */
@@ -162,7 +165,8 @@ const MIN_CHART_POINTS = 20;
  * that says the same.
  * @param {HTMLElement} figure
  * @param {{ name: string, values: (number | null)[] }[]} series
- * @param {{ unit: string, max?: number, format?: (value: number) => string }} options
+ * @param {{ unit: string, max?: number, format?: (value: number) => string, latest?: (value: number) => string }} options
+ *   `latest` words a series' latest value in the legend (default: formatted, then the unit).
  */
 function drawChart(figure, series, options) {
   const format = options.format ?? ((value) => number.format(value));
@@ -203,9 +207,10 @@ function drawChart(figure, series, options) {
     });
     flush();
   });
+  const describe = options.latest ?? ((value) => `${format(value)} ${options.unit}`);
   const latest = series.map((item) => {
     const value = item.values.at(-1);
-    return `${item.name} ${value === null || value === undefined ? 'no data' : `${format(value)} ${options.unit}`}`;
+    return `${item.name} ${value === null || value === undefined ? 'no data' : describe(value)}`;
   });
   chart.setAttribute('aria-label', `${figure.querySelector('figcaption')?.textContent ?? 'Chart'}, latest: ${latest.join(', ')}`);
   const legend = el(
@@ -300,8 +305,8 @@ function startOverview() {
       stat('latency', `${ms(history.p50.at(-1))} / ${ms(history.p95.at(-1))} / ${ms(history.p99.at(-1))} ms`);
       stat('evictions', `${number.format(history.evictions.at(-1))}/s`);
     }
-    push(history.hot, tiers.hot.bytes / 1048576);
-    push(history.warm, tiers.warm === null ? null : tiers.warm.bytes / 1048576);
+    push(history.hot, tiers.hot.bytes);
+    push(history.warm, tiers.warm === null ? null : tiers.warm.bytes);
     previous = { summary, at };
 
     const named = (record) => Object.entries(record).map(([name, values]) => ({ name, values }));
@@ -313,10 +318,17 @@ function startOverview() {
       { name: 'p95', values: history.p95 },
       { name: 'p99', values: history.p99 },
     ], { unit: 'ms' });
-    drawChart(byId('chart-tiers'), [
-      { name: 'hot', values: history.hot },
-      ...(tiers.warm === null ? [] : [{ name: 'warm', values: history.warm }]),
-    ], { unit: 'MiB' });
+    // One unit for the axis and the legend, the one that fits the larger tier: a tier of a few KiB
+    // charted in MiB would read 0 on every tick.
+    const tierSeries = [{ name: 'hot', values: history.hot }, ...(tiers.warm === null ? [] : [{ name: 'warm', values: history.warm }])];
+    const unit = byteUnit(Math.max(0, ...tierSeries.flatMap((item) => item.values.filter((value) => value !== null))));
+    byId('chart-tiers').querySelector('figcaption').textContent = `Tier sizes (${unit.name})`;
+    drawChart(
+      byId('chart-tiers'),
+      tierSeries.map((item) => ({ name: item.name, values: item.values.map((value) => (value === null ? null : value / unit.bytes)) })),
+      // The legend gives each tier in its own unit, as its card does.
+      { unit: unit.name, latest: (value) => formatBytes(value * unit.bytes) },
+    );
     drawChart(byId('chart-evictions'), [{ name: 'evictions', values: history.evictions }], { unit: '/s' });
     byId('updated').textContent = `Updated ${new Date().toLocaleTimeString('en-GB')}; rates are over the last ${POLL_MS / 1000} s.`;
   }, 'the metrics');
@@ -642,4 +654,6 @@ const VIEWS = {
   config: startConfig,
 };
 
+// What the page hides until a script can fill it or send it (pages.ts): this is that script.
+for (const element of document.querySelectorAll('[data-needs-script]')) element.hidden = false;
 VIEWS[document.body.dataset.view]?.();
