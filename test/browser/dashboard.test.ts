@@ -2,7 +2,9 @@
 // cluster and origin: logging in, each form's validation messages, each operation's effect on what
 // svc serves, the Recent invalidations list (this dashboard, the API, another node), every view, the
 // keyboard, a narrow screen, CSRF rejection, logout, and no console errors on the way; then, on one
-// node, a server refusal shown in words and session expiry by the node's clock.
+// node, a server refusal shown in words and session expiry by the node's clock. Issue 30 item 6: with
+// JavaScript off, no view shows a form that does nothing or says something false; tier sizes are
+// charted in the unit that fits them; the Bans view says why a ban cannot be lifted.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Locator, Page } from 'playwright-core';
@@ -154,6 +156,34 @@ describe('the dashboard in a browser', () => {
     await page.locator('#recent-list li').first().filter({ hasText: 'path_regex=^/made-on-edge-b$' }).waitFor({ timeout: POLL_BOUND_MS });
   });
 
+  test('without JavaScript: no form that does nothing, nothing that claims to be empty, and the CLI named instead', async () => {
+    assert.ok(cluster.a.node.invalidator.recent().length > 0, 'there are invalidations to not deny');
+    const plain = await launchBrowser({ javaScript: false });
+    try {
+      const { page: bare } = await plain.open();
+      // The login form is a plain form: it works without script.
+      await logIn(bare, adminUrl(), ADMIN_TOKEN, 'invalidation');
+      for (const view of ['', 'invalidation', 'bans', 'inspect', 'cluster', 'config']) {
+        await bare.goto(`${adminUrl()}/dashboard/${view}`);
+        const forms = bare.locator('form:visible');
+        assert.equal(await forms.count(), 1, `/dashboard/${view}: only the logout form is shown`);
+        assert.equal(await forms.getByRole('button').innerText(), 'Log out');
+        assert.equal(await bare.getByText(/No invalidations yet|No active bans|runs alone|Waiting for the first samples/).filter({ visible: true }).count(), 0, `/dashboard/${view}`);
+        // Read from the rendered text: playwright's text locators do not look inside <noscript>.
+        assert.match(await text(bare.locator('main')), /This view needs JavaScript to load its data\./, `/dashboard/${view}`);
+      }
+      await bare.goto(`${adminUrl()}/dashboard/invalidation`);
+      assert.match(await text(bare.locator('main')), /Without JavaScript, invalidate with the CLI: svc purge <url>, svc refresh <url>, svc ban /);
+      await bare.goto(`${adminUrl()}/dashboard/bans`);
+      assert.match(await text(bare.locator('#bans-lifting')), /^A ban cannot be lifted, here or through the API or the CLI: the spec's admin API \(§4\.1\) has no call that removes one/);
+      // Logging out is a plain form too.
+      await bare.getByRole('button', { name: 'Log out' }).click();
+      await bare.getByRole('status').filter({ hasText: 'You are logged out.' }).waitFor();
+    } finally {
+      await plain.close();
+    }
+  });
+
   test('Overview: hit ratio, rates, latency, tiers and evictions, charted as samples arrive', async () => {
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.waitForURL(`${adminUrl()}/dashboard/`);
@@ -169,10 +199,20 @@ describe('the dashboard in a browser', () => {
     for (const chart of ['sources', 'hit-ratio', 'latency', 'tiers', 'evictions']) {
       assert.equal(await page.locator(`#chart-${chart} svg.plot`).count(), 1, chart);
     }
+    // Tier sizes in the unit that fits them: the legend says what the card says, and a tier of a few
+    // KiB does not put 0 on every tick of a MiB axis.
+    const hot = await text(page.locator('[data-stat="hot"]'));
+    assert.equal(await text(page.locator('#chart-tiers ul.legend li').first()), `hot ${hot}`);
+    const unit = /\((B|KiB|MiB|GiB)\)$/.exec(await text(page.locator('#chart-tiers figcaption')))?.[1];
+    assert.ok(unit !== undefined, 'the caption names the unit');
+    const ticks = await page.locator('#chart-tiers text.tick').allTextContents();
+    assert.equal(new Set(ticks).size, ticks.length, `every tick has its own value: ${ticks.join(', ')}`);
+    assert.match((await page.locator('#chart-tiers svg').getAttribute('aria-label')) ?? '', new RegExp(`^Tier sizes \\(${unit}\\), latest: hot ${hot}`));
   });
 
-  test('Bans: the active bans with their age, newest first', async () => {
+  test('Bans: the active bans with their age, newest first, and why none can be lifted', async () => {
     await page.getByRole('link', { name: 'Bans' }).click();
+    assert.match(await text(page.locator('#bans-lifting')), /cannot be lifted.*It ends by itself 24 hours after it was made/);
     const rows = page.locator('#bans-table tbody tr');
     await rows.first().waitFor();
     assert.match(await text(rows.first()), /path_regex=\^\/made-on-edge-b\$\s+\d+ s\s+23 h 59 min/);

@@ -1,7 +1,8 @@
 // Takes the screenshots of docs/dashboard.md: every view of edge-a's dashboard in a three-node
 // cluster with some traffic and invalidations behind it. Re-run after changing the dashboard:
 //   npx tsc -p tsconfig.json && node dist/test/browser/take-screenshots.js
-// It writes docs/images/dashboard-<view>.png (about 40 s: the Overview needs samples to chart).
+// It writes docs/images/dashboard-<view>.png (about 40 s: the Overview needs samples to chart), and
+// dashboard-invalidation-no-js.png with JavaScript off.
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { fetchRaw } from '../support/http.js';
@@ -72,6 +73,16 @@ try {
   await page.goto(`${cluster.a.adminUrl}/dashboard/config`);
   await page.locator('#config-json', { hasText: 'pools' }).waitFor();
   await page.screenshot({ path: `${IMAGES}dashboard-config.png` });
+
+  // The Invalidation view as a browser without JavaScript shows it: no forms, the CLI named instead.
+  const plain = await launchBrowser({ javaScript: false });
+  try {
+    const { page: bare } = await plain.open({ width: 1280, height: 900 });
+    await logIn(bare, cluster.a.adminUrl, ADMIN_TOKEN, 'invalidation');
+    await bare.screenshot({ path: `${IMAGES}dashboard-invalidation-no-js.png`, fullPage: true });
+  } finally {
+    await plain.close();
+  }
 
   const { page: phone } = await browser.open({ width: 390, height: 844 });
   // The same browser profile: the session cookie is already there.

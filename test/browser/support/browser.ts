@@ -32,12 +32,19 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(): Promise<TestBrowser> {
+/** `javaScript: false` browses as an operator whose browser runs no script. */
+export async function launchBrowser(options: { javaScript?: boolean } = {}): Promise<TestBrowser> {
   const profile = await mkdtemp(join(tmpdir(), 'svc-chromium-'));
   let context: BrowserContext;
   try {
     // launchPersistentContext passes the fresh profile as --user-data-dir.
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: FLAGS, timeout: 30_000 });
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: FLAGS,
+      timeout: 30_000,
+      javaScriptEnabled: options.javaScript ?? true,
+    });
   } catch (error) {
     await rm(profile, { recursive: true, force: true });
     throw error;
