@@ -113,6 +113,11 @@ export type StatsResponse = v.InferOutput<typeof statsResponseSchema>;
 export const configResponseSchema = v.record(v.string(), v.unknown());
 export type ConfigResponse = v.InferOutput<typeof configResponseSchema>;
 
+/** What a plain GET does with a stored response now (src/cache/policy/reuse-outlook.ts). */
+const reuseStateSchema = v.picklist(['fresh', 'stale', 'expired', 'no_cache']);
+/** Whole seconds left of a stale window, rounded up; 0 when none is left. */
+const windowLeft = count;
+
 const cacheCheckVariantSchema = v.object({
   tier: v.picklist(['hot', 'warm']),
   /** The Vary-selected request header values ('' when the response has no Vary). */
@@ -125,6 +130,17 @@ const cacheCheckVariantSchema = v.object({
   freshness_remaining_s: v.pipe(v.number(), v.integer()),
   /** Set by refresh: stale whatever the freshness says. */
   forced_stale: v.boolean(),
+  /**
+   * fresh: served as HIT; stale: served as STALE while revalidated in the background; expired: the
+   * origin is asked first; no_cache: stored with no-cache, validated before every use.
+   */
+  state: reuseStateSchema,
+  /** Left of the stale-while-revalidate window (it starts at expiry). */
+  stale_while_revalidate_s: windowLeft,
+  /** Left of the window in which it is served STALE when the origin answers an error (stale-if-error). */
+  stale_if_error_s: windowLeft,
+  /** Left of the window in which it is served STALE when the origin cannot be reached (stale_if_unreachable). */
+  stale_if_unreachable_s: windowLeft,
   /** True when an active ban or purge hides it (the lazy check): it will not be served. */
   invalidated: v.boolean(),
   tags: v.array(v.string()),
@@ -144,7 +160,12 @@ export const cacheCheckResponseSchema = v.object({
   source: v.nullable(v.picklist(['hot', 'warm'])),
   age_s: v.nullable(count),
   freshness_remaining_s: v.nullable(v.pipe(v.number(), v.integer())),
+  state: v.nullable(reuseStateSchema),
+  stale_while_revalidate_s: v.nullable(windowLeft),
+  stale_if_error_s: v.nullable(windowLeft),
+  stale_if_unreachable_s: v.nullable(windowLeft),
   tags: v.array(v.string()),
+  /** Every stored copy: one per variant and tier, so a variant held in both tiers is listed twice. */
   variants: v.array(cacheCheckVariantSchema),
   /** Active bans whose predicate matches this URL or one of its stored variants' tags. */
   matching_bans: v.array(activeBanSchema),

@@ -2,8 +2,10 @@
 // answered, read from both tiers without changing them: no promotion, and no change to the order in
 // which entries are evicted.
 import type { CacheEntry } from '../cache/entry.js';
+import type { Config } from '../config/index.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import { currentAgeMs } from '../cache/policy/age.js';
+import { reuseOutlook } from '../cache/policy/reuse-outlook.js';
 import { NO_HEADERS } from '../cache/policy/header-lookup.js';
 import { variantKey } from '../cache/policy/vary.js';
 import type { CacheCheckProvider } from '../api/providers.js';
@@ -11,6 +13,7 @@ import type { CacheCheckVariant } from '../api/responses.js';
 import type { ActiveBan } from '../invalidation/invalidator.js';
 import { keyOfUrl } from '../invalidation/url-key.js';
 import { InvalidUrlError } from '../invalidation/errors.js';
+import { entryStaleIfUnreachableMs } from './routing.js';
 
 export interface CacheCheckDeps {
   cache: TieredCache;
@@ -18,12 +21,26 @@ export interface CacheCheckDeps {
   matchingBans: (entry: CacheEntry) => ActiveBan[];
   /** The cluster member owning a key (strong mode), or null. */
   ownerOf: (key: string) => string | null;
+  /** The running configuration: the routes' windows for an origin that gives no answer. */
+  config: () => Pick<Config, 'routes' | 'stale_if_unreachable'>;
   now: () => number;
+}
+
+/** What a plain GET does with the entry now, and the stale windows it has left, in whole seconds (rounded up). */
+function outlookOf(entry: CacheEntry, deps: CacheCheckDeps, nowMs: number): Pick<CacheCheckVariant, 'state' | 'stale_while_revalidate_s' | 'stale_if_error_s' | 'stale_if_unreachable_s'> {
+  const outlook = reuseOutlook(entry, nowMs, entryStaleIfUnreachableMs(deps.config(), entry.route));
+  return {
+    state: outlook.state,
+    stale_while_revalidate_s: Math.ceil(outlook.staleWhileRevalidateLeftMs / 1000),
+    stale_if_error_s: Math.ceil(outlook.staleIfErrorLeftMs / 1000),
+    stale_if_unreachable_s: Math.ceil(outlook.staleIfUnreachableLeftMs / 1000),
+  };
 }
 
 function describeVariant(entry: CacheEntry, tier: 'hot' | 'warm', deps: CacheCheckDeps, nowMs: number): CacheCheckVariant {
   const ageMs = currentAgeMs(entry, nowMs);
   return {
+    ...outlookOf(entry, deps, nowMs),
     tier,
     variant_key: entry.variantKey,
     vary: [...entry.varyNames],
@@ -60,6 +77,7 @@ export function createCacheCheck(deps: CacheCheckDeps): CacheCheckProvider {
     if (probes.length === 0) probes.push(probeEntry(key));
     for (const entry of probes) for (const ban of deps.matchingBans(entry)) bans.set(ban.id, ban);
     const ageMs = selected ? currentAgeMs(selected, nowMs) : undefined;
+    const outlook = selected ? outlookOf(selected, deps, nowMs) : undefined;
     return {
       url,
       key,
@@ -67,6 +85,10 @@ export function createCacheCheck(deps: CacheCheckDeps): CacheCheckProvider {
       source,
       age_s: ageMs === undefined ? null : Math.floor(ageMs / 1000),
       freshness_remaining_s: selected && ageMs !== undefined ? Math.trunc((selected.freshnessLifetimeMs - ageMs) / 1000) : null,
+      state: outlook?.state ?? null,
+      stale_while_revalidate_s: outlook?.stale_while_revalidate_s ?? null,
+      stale_if_error_s: outlook?.stale_if_error_s ?? null,
+      stale_if_unreachable_s: outlook?.stale_if_unreachable_s ?? null,
       tags: selected ? [...selected.tags] : [],
       variants,
       matching_bans: [...bans.values()],

@@ -48,6 +48,20 @@ function createPool(pool: PoolConfig, clientBudget: ClientBudget, limits: NodeLi
 }
 
 /**
+ * How long past expiry a response stored through `route` stands in for an origin that gives no answer
+ * at all: the route's `cache.stale_if_error`, else the top-level `stale_if_unreachable`.
+ */
+export function staleIfUnreachableMs(route: Config['routes'][number], config: Pick<Config, 'stale_if_unreachable'>): number {
+  return route.cache.stale_if_error ?? config.stale_if_unreachable;
+}
+
+/** The same window for a stored entry, found by the label of the route it was stored through. */
+export function entryStaleIfUnreachableMs(config: Pick<Config, 'routes' | 'stale_if_unreachable'>, label: string): number {
+  const route = config.routes.find((candidate) => routeLabel(candidate) === label);
+  return route === undefined ? config.stale_if_unreachable : staleIfUnreachableMs(route, config);
+}
+
+/**
  * The routing of `config`. With `previous` (a reload), a pool configured exactly as before is the
  * same UpstreamPool object; the ones that are not reused are listed in `retired`, to be closed once
  * the new routing is in place.
@@ -67,7 +81,7 @@ export function buildRouting(config: Config, limits: NodeLimits, previous?: { co
       ttlOverrideMs: route.cache.ttl_override,
       staleWhileRevalidateMs: route.cache.stale_while_revalidate,
       staleIfErrorMs: route.cache.stale_if_error,
-      staleIfUnreachableMs: route.cache.stale_if_error ?? config.stale_if_unreachable,
+      staleIfUnreachableMs: staleIfUnreachableMs(route, config),
       maxErrorTtlMs: route.cache.max_error_ttl,
     },
     forwardedMethods: new Set(route.methods),

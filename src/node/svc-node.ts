@@ -387,6 +387,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
       isInvalidated: (entry) => invalidator.isInvalidated(entry),
       matchingBans: (entry) => invalidator.matchingBans(entry),
       ownerOf: (key) => cluster?.ownerOf(key) ?? null,
+      config: () => current,
     }),
     pprofEnabled: config.admin.pprof_enabled,
     authGuard,

@@ -7,9 +7,13 @@ import { nodeView, renderTop, type NodeReading, type TopView } from '../../src/c
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { startSvcCluster, CLUSTER_TOKEN } from '../support/svc-cluster.js';
-import { fetchRaw } from '../support/http.js';
+import { fetchRaw, header } from '../support/http.js';
+import type { CacheCheckResponse } from '../../src/api/responses.js';
 import { eventually } from '../support/eventually.js';
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runCli, CLI_PATH } from './support/run-cli.js';
 import { PTY_MISSING, runInPty, shellQuote } from './support/pty.js';
 
@@ -161,9 +165,10 @@ describe('svc top, svc inspect and svc ready against a node', () => {
     const text = await runCli(['inspect', url, '--server', svc.adminUrl, '--token', TOKEN]);
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, new RegExp(`^${url.replace(/[.]/g, '\\.')}\\n {2}key +`));
-    assert.match(text.stdout, /^ {2}cached +yes: a plain GET is served from the hot tier$/m);
+    assert.match(text.stdout, /^ {2}cached +yes, fresh: a plain GET is a HIT from the hot tier$/m);
     assert.match(text.stdout, /^ {2}tags +shoes$/m);
-    assert.match(text.stdout, /^ {4}hot +200 +\d+ s +\d+ s +\d+ +- +-$/m);
+    assert.match(text.stdout, /^ {2}variants +1 \(1 in the hot tier\)$/m);
+    assert.match(text.stdout, /^ {4}hot +200 +fresh +\d+ s +\d+ s +\d+ +- +-$/m);
 
     const ban = await runCli(['ban', 'path_regex=^/shoes/blue$', '--server', svc.adminUrl, '--token', TOKEN]);
     assert.equal(ban.code, 0, ban.stderr);
@@ -201,6 +206,74 @@ describe('svc top, svc inspect and svc ready against a node', () => {
       await drained.stop();
       await origin2.close();
     }
+  });
+});
+
+describe('svc inspect tells fresh, STALE and expired apart, and counts variants per key', () => {
+  let origin: TestOrigin;
+  let svc: SvcUnderTest;
+  let dir: string;
+  const inspect = (path: string) => runCli(['inspect', `${svc.dataUrl}${path}`, '--server', svc.adminUrl, '--token', TOKEN]);
+  const check = async (path: string): Promise<CacheCheckResponse> =>
+    JSON.parse((await fetchRaw(`${svc.adminUrl}/v1/debug/cachecheck?url=${encodeURIComponent(`${svc.dataUrl}${path}`)}`, { headers: { authorization: `Bearer ${TOKEN}` } })).body) as CacheCheckResponse;
+
+  before(async () => {
+    origin = await startTestOrigin(() => ({ headers: { 'cache-control': 'max-age=10, stale-while-revalidate=10, stale-if-error=30' }, body: 'x' }));
+    dir = await mkdtemp(join(tmpdir(), 'svc-inspect-'));
+    // A clock only the test moves, and a warm tier, so that every response is held in both tiers.
+    svc = await startSvc([origin.url], { frozenClock: true, config: { warm: { path: join(dir, 'warm'), max_bytes: 10_000_000 } } });
+  });
+  after(async () => {
+    await svc?.stop();
+    await origin?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('one variant held in both tiers is one variant, with a copy in each', async () => {
+    await fetchRaw(`${svc.dataUrl}/both`);
+    await eventually('the copy in the warm tier', () => check('/both'), (answer) => answer.variants.length === 2);
+    const run = await inspect('/both');
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^ {2}cached +yes, fresh: a plain GET is a HIT from the hot tier$/m);
+    assert.match(run.stdout, /^ {2}variants +1 \(1 in both tiers\)$/m);
+    assert.match(run.stdout, /^ {4}hot +200 +fresh +0 s +10 s +1 +- +-$/m);
+    assert.match(run.stdout, /^ {4}warm +200 +fresh +0 s +10 s +1 +- +-$/m);
+    assert.doesNotMatch(run.stdout, /fallback/, 'a fresh copy needs no word on a failing origin');
+  });
+
+  test('past max-age within stale-while-revalidate it says STALE, and a GET is answered STALE', async () => {
+    await fetchRaw(`${svc.dataUrl}/stale`);
+    await fetchRaw(`${svc.dataUrl}/expired`);
+    svc.clock.advance(15_000);
+    const run = await inspect('/stale');
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^ {2}cached +yes, STALE: a plain GET is answered STALE from the hot tier while svc revalidates it, for 5 s more \(stale-while-revalidate\)$/m);
+    assert.match(run.stdout, /^ {2}fallback +served STALE if the origin answers an error, for 25 s more \(stale-if-error\); if it cannot be reached, for 295 s more$/m);
+    assert.match(run.stdout, /^ {4}hot +200 +stale +15 s +-5 s /m);
+    assert.equal(header(await fetchRaw(`${svc.dataUrl}/stale`), 'x-cache'), 'STALE', 'what inspect said is what a GET gets');
+  });
+
+  test('past max-age + stale-while-revalidate it says expired, not cached-as-is, and a GET goes to the origin', async () => {
+    svc.clock.advance(10_000);
+    const run = await inspect('/expired');
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^ {2}cached +yes, expired: past its freshness and any stale-while-revalidate window, a plain GET waits for the origin/m);
+    assert.match(run.stdout, /^ {2}fallback +served STALE if the origin answers an error, for 15 s more \(stale-if-error\); if it cannot be reached, for 285 s more$/m);
+    assert.doesNotMatch(run.stdout, /HIT|served from the hot tier/);
+    const json = await check('/expired');
+    assert.deepEqual([json.state, json.stale_while_revalidate_s, json.stale_if_error_s, json.stale_if_unreachable_s], ['expired', 0, 15, 285]);
+    const requestsBefore = origin.requests.length;
+    const answer = await fetchRaw(`${svc.dataUrl}/expired`);
+    assert.notEqual(header(answer, 'x-cache'), 'HIT');
+    assert.notEqual(header(answer, 'x-cache'), 'STALE');
+    assert.equal(origin.requests.length, requestsBefore + 1, 'the origin was asked');
+  });
+
+  test('past every window the fallback says none', async () => {
+    await fetchRaw(`${svc.dataUrl}/gone`);
+    svc.clock.advance(400_000);
+    const run = await inspect('/gone');
+    assert.match(run.stdout, /^ {2}fallback +none: if the origin fails, its error is passed on$/m);
   });
 });
 

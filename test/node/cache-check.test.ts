@@ -19,7 +19,14 @@ test('a cachecheck leaves the eviction order as it was', async () => {
     CacheEntry,
   ];
   const cache = new TieredCache(createHotStore({ maxBytes: hotEntryBytes(a) * 3 }), undefined);
-  const check = createCacheCheck({ cache, isInvalidated: () => false, matchingBans: () => [], ownerOf: () => null, now: () => a.responseTimeMs });
+  const check = createCacheCheck({
+    cache,
+    isInvalidated: () => false,
+    matchingBans: () => [],
+    ownerOf: () => null,
+    config: () => ({ routes: [], stale_if_unreachable: 0 }),
+    now: () => a.responseTimeMs,
+  });
   for (const entry of [a, b, c]) cache.store(entry);
 
   const seen = await check(urls[0]!);
