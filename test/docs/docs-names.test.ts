@@ -39,6 +39,8 @@ const NOT_SVC_NAMES: Readonly<Record<string, string>> = {
   'svc ban surrogate_key=x --dry-run': 'an example of a refused flag',
   // docs/decisions.md says the CLI has no such command (a plain GET of /drain drains).
   'svc drain': 'named as absent',
+  // docs/decisions.md says there is no such command (a signal upgrades svc serve).
+  'svc upgrade': 'named as absent',
   // docs/decisions.md says it is not served (spec §4.1 names it; issue 30 item 9 is to serve it).
   '/v1/peer/metrics': 'named as absent',
   // docs/performance.md's benchmark tables label their rows by the `workers` setting.
