@@ -270,6 +270,9 @@ describe('the dashboard in a browser', () => {
     assert.doesNotMatch(config, new RegExp(ADMIN_TOKEN));
     assert.doesNotMatch(await page.content(), new RegExp(ADMIN_TOKEN));
     assert.match(await text(page.locator('#version')), /Version\s+0\.\d+\.\d+/);
+    const threads = /Data-plane threads\s+(\d+) serving one cache/.exec(await text(page.locator('#version')))?.[1];
+    assert.equal(Number(threads), (JSON.parse(config) as { workers: number }).workers, 'the count the node runs, as /v1/config resolves it');
+    assert.ok(Number(threads) >= 1);
   });
 
   test('keyboard: the skip link comes first, and a purge can be sent without a mouse', async () => {

@@ -212,7 +212,7 @@ ${urlField('inspect', 'URL to inspect', 'What the cache holds for a plain GET of
 </div>
 <p id="peers-empty" hidden>This node runs alone: no cluster is configured.</p>`,
 
-  config: () => html`<h2>Version</h2>
+  config: () => html`<h2>This node</h2>
 <dl class="pairs" id="version"></dl>
 <h2>Running configuration</h2>
 <p class="hint">As <code>GET /v1/config</code> shows it: defaults applied, durations in milliseconds, secrets replaced by "[redacted]".</p>

@@ -638,7 +638,11 @@ function startCluster() {
 async function startConfig() {
   try {
     const [version, config] = await Promise.all([api('GET', '/version'), api('GET', '/v1/config')]);
-    byId('version').replaceChildren(...pairs([['Version', version.version], ['Commit', version.commit], ['Built', version.date]]).childNodes);
+    // `workers` as it runs (one per core unless the file sets it): /v1/config resolves it.
+    const threads = `${config.workers} serving one cache (workers; one per core unless the configuration sets it)`;
+    byId('version').replaceChildren(
+      ...pairs([['Version', version.version], ['Commit', version.commit], ['Built', version.date], ['Data-plane threads', threads]]).childNodes,
+    );
     byId('config-json').textContent = JSON.stringify(config, null, 2);
   } catch (error) {
     if (!leaving) showPageError(`Could not load the configuration: ${error instanceof Error ? error.message : String(error)}`);
