@@ -1,9 +1,9 @@
 // What survives a kill -9 (issue 29 item 4). `svc serve` on the defaults (one data-plane thread per
 // core) with a warm tier holds 10,000 objects; then, 50 times: more stores and some purges, a kill -9
 // that lands while stores are still being answered, and a restart. The rule under test is the one
-// docs/operations.md "Durability" states: once `warm_store_indexed` holds, an answer completed at T
-// is on disk when svc_wal_last_sync_timestamp_seconds ≥ T (unless svc_wal_dropped_entries_total grew),
-// and a purge is on disk when it answers. After every restart, each object acknowledged durable by
+// docs/operations.md "Durability" states: an answer completed at T is on disk when
+// svc_wal_last_sync_timestamp_seconds ≥ T (unless svc_wal_dropped_entries_total grew), and a purge
+// is on disk when it answers. After every restart, each object acknowledged durable by
 // that rule is a HIT with the origin's bytes and no request to the origin, and each object purged
 // before the kill is not served from the cache. Whatever else is served must be the origin's bytes.
 import { describe, test, before, after } from 'node:test';

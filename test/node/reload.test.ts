@@ -125,7 +125,7 @@ describe('configuration reload', () => {
         assert.deepEqual(error.reasons, [
           'cdn cannot change without a restart: it is read at startup only',
           'listen cannot change without a restart: the data-plane listener is bound at startup ("127.0.0.1:0" → "127.0.0.1:1")',
-          'warm cannot change without a restart: the warm tier is locked, opened and indexed at startup',
+          'warm cannot change without a restart: the warm tier is locked and opened at startup',
         ]);
         return true;
       },

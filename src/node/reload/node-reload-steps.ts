@@ -43,7 +43,7 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
   reloader.restartOnly('listen', 'the data-plane listener is bound at startup');
   reloader.restartOnly('admin.listen', 'the admin listener is bound at startup');
   reloader.restartOnly('admin.pprof_enabled', 'the profiling endpoints are mounted at startup');
-  reloader.restartOnly('warm', 'the warm tier is locked, opened and indexed at startup');
+  reloader.restartOnly('warm', 'the warm tier is locked and opened at startup');
   reloader.restartOnly('cluster', 'the node joins the cluster with its identity, transport and mode at startup (a mode change restarts the whole cluster, spec §1.4)');
   reloader.restartOnly('hop_limit', 'peer fetch is set up when the node joins the cluster');
   reloader.restartOnly(
