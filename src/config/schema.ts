@@ -408,9 +408,9 @@ export const configSchema = object({
     268_435_456,
   ),
   /**
-   * Absent: the available parallelism, one data-plane process per core (src/node/workers/worker-count.ts).
+   * Absent: the available parallelism, one data-plane thread per core (src/node/workers/worker-count.ts).
    */
-  workers: v.optional(integer(1, 'an integer of at least 1', 'data-plane worker processes; 1 serves from the one process')),
+  workers: v.optional(integer(1, 'an integer of at least 1', 'data-plane threads over the one cache; 1 serves from the main thread alone')),
   /** 8 MiB: larger bodies would evict many small objects; they are passed through, not stored. */
   max_object_bytes: v.optional(
     integer(1, 'an integer number of bytes greater than 0', 'largest body stored; larger ones pass through'),
