@@ -49,7 +49,7 @@ console.log(`
   svc is running in front of the demo origin (${origin.url}).
 
     data plane   ${node.dataUrl}        try: curl -i ${node.dataUrl}/hello   (twice: MISS, then HIT)
-    threads      ${node.workers} serving the data plane, one cache (set workers: 1 in the config for one)
+    threads      ${node.workers} serving the data plane, one cache (workers: 1 in examples/single-node.yaml for one)
     admin API    ${node.adminUrl}       try: curl '${node.adminUrl}/readyz?detail=1'
     admin token  ${node.adminToken.value}   (${node.adminToken.source === 'generated' ? 'generated for this run; set SVC_ADMIN_TOKEN to choose one' : `from ${node.adminToken.source}`})
                  also in ${TOKEN_FILE}: export SVC_ADMIN_TOKEN="$(cat ${TOKEN_FILE})"
