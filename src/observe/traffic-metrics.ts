@@ -164,13 +164,26 @@ export class TrafficMetrics {
       { name: 'svc_request_duration_seconds', help: 'Time from request arrival to the last byte of the response.', registers },
       () => all().flatMap((s) => histogramValues('svc_request_duration_seconds', s)),
     );
-    new SeriesCounter({ name: 'svc_response_bytes_total', help: 'Response body bytes sent to clients.', registers }, () =>
-      all().map((s) => {
-        const { method, cache_result, source, route } = s.labels;
-        return { value: s.bytes, labels: { method, cache_result, source, route } };
-      }),
-    );
+    new SeriesCounter({ name: 'svc_response_bytes_total', help: 'Response body bytes sent to clients.', registers }, () => bytesByPrintedLabels(all()));
   }
+}
+
+/**
+ * `svc_response_bytes_total` has no `status` label (spec §6.5), but its bytes are kept in the series of
+ * each status: the series that differ only in status are added up, so that no two samples share a label
+ * set (Prometheus rejects such a scrape). Done per scrape, off the request path.
+ */
+function bytesByPrintedLabels(series: readonly Series[]): MetricValue[] {
+  const merged = new Map<string, MetricValue>();
+  for (const s of series) {
+    const { method, cache_result, source, route } = s.labels;
+    // No method, cache result or source holds a NUL and the route comes last: one key per label set.
+    const key = `${method}\0${cache_result}\0${source}\0${route}`;
+    const sample = merged.get(key);
+    if (sample === undefined) merged.set(key, { value: s.bytes, labels: { method, cache_result, source, route } });
+    else sample.value += s.bytes;
+  }
+  return [...merged.values()];
 }
 
 function isSeriesOf(series: Series, o: RequestObservation): boolean {
