@@ -11,7 +11,7 @@ export type {
   Transport,
   TransportErrorCode,
 } from './transport.js';
-export { PacketTooLargeError, TransportError } from './transport.js';
+export { MalformedRequestError, PacketTooLargeError, TransportError } from './transport.js';
 export { createRandom, randomSeed } from './seeded-random.js';
 export { systemClock } from './system-clock.js';
 

@@ -45,6 +45,16 @@ export class TransportError extends Error {
 }
 
 /**
+ * Thrown by a request handler whose body it cannot read (not its format, fields of the wrong type, an
+ * unknown wire version): the caller is at fault, not the handler. A transport that speaks HTTP answers
+ * it 400 with this message, where any other failure of a handler is a 500 that says nothing.
+ */
+export class MalformedRequestError extends Error {
+  override readonly name: string = 'MalformedRequestError';
+  readonly code: string = 'ERR_MALFORMED_REQUEST';
+}
+
+/**
  * A packet larger than the transport's `maxPacketBytes`. Never a network condition: the sender must fit
  * its packets (the cluster library's codec does), so every transport throws this at once.
  */

@@ -17,6 +17,7 @@ import { BroadcastTooLargeError, ClusterStoppedError, JoinAbortedError } from '.
 import { knownStringId, stringId } from '../codec/bytes.js';
 import { encodeMessage, decodeMessage, decodePacket, PacketBuilder, EMPTY_METADATA } from '../codec/message-codec.js';
 import { decodeBroadcastBatch, decodePushPull, encodeBroadcastBatch, encodePushPull } from '../codec/push-pull-codec.js';
+import { asMalformedRequest } from '../codec/errors.js';
 import type {
   AliveMessage,
   ClusterMessage,
@@ -592,7 +593,12 @@ export class Membership {
    */
   private async handlePushPull(body: Uint8Array): Promise<Uint8Array> {
     if (!this.running) throw new ClusterStoppedError('push-pull');
-    const remote = this.mergeRemoteState(body);
+    let remote: PushPullState | undefined;
+    try {
+      remote = this.mergeRemoteState(body);
+    } catch (error) {
+      throw asMalformedRequest(error);
+    }
     if (remote === undefined) throw new ClusterStoppedError('push-pull');
     return encodePushPull(this.localState(remote.join, this.recentBroadcasts.missingFrom(remote.broadcastDigest)));
   }
@@ -604,7 +610,7 @@ export class Membership {
       messages = decodeBroadcastBatch(body);
     } catch (error) {
       this.counters.malformedInputs++;
-      throw error;
+      throw asMalformedRequest(error);
     }
     this.deliverBroadcasts(messages);
     return EMPTY_BYTES;

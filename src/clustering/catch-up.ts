@@ -12,7 +12,7 @@
 // A peer's log reaches back to its coverage (the 24 h window, its bound in URLs, or its own life). A
 // node that was away since before that coverage cannot learn all it missed: it distrusts every entry
 // it fetched before the coverage (a local ban on everything older), and counts the gap.
-import type { Clock, RequestHandler, RequestOptions, TimerHandle } from '../../cluster/index.js';
+import { MalformedRequestError, type Clock, type RequestHandler, type RequestOptions, type TimerHandle } from '../../cluster/index.js';
 import { BUCKET_MS, type BucketDigest, type InvalidationLog } from './invalidation-log.js';
 import { messagesOf } from './gossip-batches.js';
 import type { InvalidationMessage } from './invalidation-message.js';
@@ -120,7 +120,8 @@ export class CatchUp {
     const { member, log } = this.options;
     member.handleRequest(CATCH_UP_CHANNEL, async (_from, body) => {
       const request = parseJson(body);
-      const buckets = Array.isArray(request?.buckets) ? request.buckets.filter(isCount).slice(0, MAX_BUCKETS_PER_REQUEST) : [];
+      if (!Array.isArray(request?.buckets)) throw new MalformedRequestError('a catch-up request is a JSON object with an array of buckets');
+      const buckets = request.buckets.filter(isCount).slice(0, MAX_BUCKETS_PER_REQUEST);
       const { messages, rest } = log.messagesIn(buckets, PAGE_WEIGHT);
       return encoder.encode(JSON.stringify({ coverage: log.coverageMs() ?? null, m: messages, rest }));
     });

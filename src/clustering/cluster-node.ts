@@ -22,7 +22,9 @@ import { MemoryLogStore, openFileLogStore, type FileLogStore } from './log-store
 import { createClusterTransport, type ClusterTransport } from './cluster-transport.js';
 import { rejectionLog } from './rejection-log.js';
 import { registerClusterMetrics } from './cluster-metrics.js';
+import { MemberMetricsReader, type MemberMetrics } from './member-metrics.js';
 import { PeerFetcher, type PeerFetcherOptions } from './peer-fetcher.js';
+import type { PeerMetrics } from './peer-metrics-wire.js';
 import { PeerRouting } from './peer-routing.js';
 import { RingShares, peerView } from './peer-view.js';
 import { epochOfMonotonic, ServeGate } from './serve-gate.js';
@@ -46,6 +48,8 @@ export interface ClusterNodeOptions {
   freshEntry: PeerFetcherOptions['freshEntry'];
   /** Whether the node's tiers hold any entry (a node with nothing cached has nothing to distrust). */
   holdsEntries: () => boolean;
+  /** This node's traffic and tiers, as `/v1/peer/metrics` answers them (the dashboard's cluster view). */
+  metricsReport: () => Promise<PeerMetrics>;
   /** Where the invalidation log is kept (beside the engine's journal); memory without one. */
   stateDir: string | undefined;
   now: () => number;
@@ -102,6 +106,7 @@ export class ClusterNode {
    */
   readonly gate: ServeGate;
   private readonly guard: ServeGuard;
+  private readonly metricsReader: MemberMetricsReader;
 
   private constructor(
     readonly member: ClusterMember,
@@ -178,6 +183,7 @@ export class ClusterNode {
           })
         : undefined;
     this.shares = new RingShares(member.ring);
+    this.metricsReader = new MemberMetricsReader(member, options.metricsReport, config.cluster.peer_timeout);
   }
 
   /** Builds the node (nothing is sent yet); `start` joins the cluster. */
@@ -266,6 +272,7 @@ export class ClusterNode {
     readiness.expect('cluster_caught_up', 'catching up with the invalidations made while this node was away');
     readiness.set('cluster_mode_consistent', true, `every member runs ${this.mode}`, false);
     this.peerFetcher?.start();
+    this.metricsReader.start();
     for (const event of ['join', 'update', 'leave', 'fail'] as const) this.member.on(event, () => this.checkModes());
     // Joined once any peer is live in our view, whoever initiated it: when nodes start together, the
     // others may join this one while its own join is still backing off between attempts.
@@ -351,6 +358,11 @@ export class ClusterNode {
 
   peers(): Peer[] {
     return this.member.members().map((m) => peerView(m, this.mode, this.shares));
+  }
+
+  /** Every member's traffic and tiers, read now (this node's own, the others' by `/v1/peer/metrics`). */
+  memberMetrics(): Promise<MemberMetrics[]> {
+    return this.metricsReader.readAll();
   }
 
   ringStats(url?: string): RingStats {

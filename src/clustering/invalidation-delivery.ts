@@ -8,7 +8,7 @@
 // fetch it over the reliable path (gossip-batches.ts). A node applies each invalidation once, by id,
 // whichever path brings it first; the invalidation log (invalidation-log.ts) remembers what it applied,
 // across restarts, and catch-up (catch-up.ts) brings what a node missed.
-import type { Clock, FanOutOptions, FanOutResult, RequestHandler, RequestOptions, TimerHandle } from '../../cluster/index.js';
+import { MalformedRequestError, type Clock, type FanOutOptions, type FanOutResult, type RequestHandler, type RequestOptions, type TimerHandle } from '../../cluster/index.js';
 import { decodeBatch, decodeGossip, decodePullRequest, encodeBatch, encodePull, MAX_PULL_SEQS, Outbox } from './gossip-batches.js';
 import { decodeInvalidation, encodeInvalidation, type InvalidationKind, type InvalidationMessage } from './invalidation-message.js';
 import type { InvalidationLog } from './invalidation-log.js';
@@ -137,7 +137,8 @@ export class InvalidationDelivery {
     for (const channel of Object.values(INVALIDATION_CHANNELS)) member.handleRequest(channel, receive);
     member.handleRequest(PULL_CHANNEL, async (_from, body) => {
       const request = decodePullRequest(body);
-      return encodeBatch(request === undefined ? [] : this.outbox.take(request.session, request.seqs, this.options.clock.now()));
+      if (request === undefined) throw new MalformedRequestError('a pull request is a JSON object with a session and an array of batch numbers');
+      return encodeBatch(this.outbox.take(request.session, request.seqs, this.options.clock.now()));
     });
     this.unsubscribe = member.onBroadcast((payload, origin) => {
       const gossip = decodeGossip(payload);

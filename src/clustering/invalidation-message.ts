@@ -2,6 +2,7 @@
 // by HTTP fan-out, by gossip and by catch-up, so each carries the id by which a node applies it once,
 // and the time it was made (`at`, ms since the epoch, on the clock of the node where it was made), so
 // a node that receives it late applies it as of then, never as new.
+import { MalformedRequestError } from '../../cluster/index.js';
 
 /** Version 2 added `at`; version 1 was never released, so it is not read. */
 export const INVALIDATION_WIRE_VERSION = 2;
@@ -23,9 +24,10 @@ export type InvalidationMessage =
 
 export type InvalidationKind = InvalidationMessage['type'];
 
-export class MalformedInvalidationError extends Error {
+/** A peer's invalidation this node cannot read: on `/v1/peer/purge`, `ban` and `refresh`, a 400. */
+export class MalformedInvalidationError extends MalformedRequestError {
   override readonly name = 'MalformedInvalidationError';
-  readonly code = 'malformed_invalidation';
+  override readonly code = 'malformed_invalidation';
 }
 
 const encoder = new TextEncoder();

@@ -6,6 +6,7 @@
 //   - the asker then asks that member for the part at each offset until an answer carries no stream id;
 //   - an owner may refuse an object larger than its max_object_bytes; the asker then goes to the origin.
 // Requests are small JSON; an answer is a JSON head then raw bytes, so parts cross the wire unencoded.
+import { MalformedRequestError } from '../../cluster/index.js';
 
 /** 2: bodies in parts (1 carried the whole body in one answer). Nodes of both versions do not interwork. */
 export const PEER_FETCH_WIRE_VERSION = 2;
@@ -57,9 +58,10 @@ export interface PeerFetchPart {
   more: boolean;
 }
 
-export class MalformedPeerFetchError extends Error {
+/** A peer-fetch payload this node cannot read: on `/v1/peer/fetch`, a 400. */
+export class MalformedPeerFetchError extends MalformedRequestError {
   override readonly name = 'MalformedPeerFetchError';
-  readonly code = 'malformed_peer_fetch';
+  override readonly code = 'malformed_peer_fetch';
 }
 
 const encoder = new TextEncoder();

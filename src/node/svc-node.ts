@@ -44,10 +44,12 @@ import type { BackgroundRefresher } from '../refresh/background-refresher.js';
 import { mountClusterRoutes } from '../admin/cluster-routes.js';
 import { DashboardSessions } from '../admin/dashboard/dashboard-session.js';
 import { mountDashboardRoutes } from '../admin/dashboard/dashboard-routes.js';
+import { summarizeMetrics, type MetricsSummary, type TierCapacities } from '../admin/dashboard/metrics-summary.js';
 import { ClusterNode } from '../clustering/cluster-node.js';
 import type { Exposition } from './workers/worker-metrics.js';
 import type { LineSink } from './workers/line-relay.js';
 import { createCacheCheck } from './cache-check.js';
+import { peerMetricsReport } from './peer-metrics-report.js';
 import { Readiness } from './readiness.js';
 import { DrainFlag } from './drain-flag.js';
 import { DrainControl } from './drain-control.js';
@@ -322,6 +324,9 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
   if (cdn) directory.add(() => cdn.stop());
 
   const clusterConfig = config.cluster;
+  // The Overview's figures: read by the dashboard, and by the other nodes through /v1/peer/metrics.
+  const capacities = (): TierCapacities => ({ hotMaxBytes: current.hot_max_bytes, warmMaxBytes: config.warm?.max_bytes });
+  const metricsSummary = (): Promise<MetricsSummary> => summarizeMetrics(side.metricsSource(metrics.registry), capacities());
   const cluster: ClusterNode | undefined = clusterConfig
     ? await ClusterNode.create({
         config: { ...config, cluster: clusterConfig },
@@ -333,6 +338,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
         dataPlane: (key) => side.dataPlaneFor(key),
         freshEntry: (key, requestHeaders) => side.freshEntry(key, requestHeaders),
         holdsEntries: () => hot.entryCount + (warm?.entryCount ?? 0) > 0,
+        metricsReport: async () => peerMetricsReport(await metricsSummary(), clusterConfig.node_name),
         stateDir: invalidationDir,
         now,
       })
@@ -398,7 +404,8 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     adminToken,
     authGuard,
     registry: side.metricsSource(metrics.registry),
-    capacities: () => ({ hotMaxBytes: current.hot_max_bytes, warmMaxBytes: config.warm?.max_bytes }),
+    capacities,
+    clusterMetrics: cluster && (() => cluster.memberMetrics()),
     nodeName: config.cluster?.node_name,
   });
   if (reload) mountReloadRoutes(router, { check: createTokenCheck(adminToken, authGuard), reload });

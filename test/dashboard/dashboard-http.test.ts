@@ -249,6 +249,7 @@ describe('sessions across time, admin tokens and TLS', () => {
       authGuard: { limiter: new AuthFailureLimiter({ limit: 10, windowMs: 60_000, now: Date.now }), counter: metrics.edge.adminAuthFailures, logger, rejections },
       registry: metrics.registry,
       capacities: () => ({ hotMaxBytes: 1024, warmMaxBytes: undefined }),
+      clusterMetrics: undefined,
       nodeName: undefined,
     });
     const http = createAdminServer(router, {

@@ -41,8 +41,6 @@ const NOT_SVC_NAMES: Readonly<Record<string, string>> = {
   'svc drain': 'named as absent',
   // docs/decisions.md says there is no such command (a signal upgrades svc serve).
   'svc upgrade': 'named as absent',
-  // docs/decisions.md says it is not served (spec §4.1 names it; issue 30 item 9 is to serve it).
-  '/v1/peer/metrics': 'named as absent',
   // docs/performance.md's benchmark tables label their rows by the `workers` setting.
   'svc workers': 'a benchmark row label',
 };

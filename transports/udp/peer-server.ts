@@ -2,14 +2,15 @@
 // runs it on its own HTTP(S) listener, or svc's admin server mounts it. Request bodies are bounded
 // (413 beyond). Every refusal answers the admin API's error shape, `{"error":{"code","message"}}`
 // (spec §4.1 lists these paths with the admin API). A request the cluster secret's seal does not
-// authenticate answers 401; any other failure of a handler answers 500 with a fixed message, so
-// nothing of the handler's error (which may name internal state) leaves the node.
+// authenticate answers 401, and a body its handler cannot read (MalformedRequestError) 400 with what is
+// wrong with it; any other failure of a handler answers 500 with a fixed message, so nothing of the
+// handler's error (which may name internal state) leaves the node.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type { Address, RequestHandler } from '../../cluster/transport.js';
-import { UnauthenticatedRequestError } from '../../cluster/index.js';
+import { MalformedRequestError, UnauthenticatedRequestError } from '../../cluster/index.js';
 import { announcedLength, BodyTooLargeError, readBody } from '../shared/read-body.js';
 import { formatAddress, parseAddress } from './address.js';
 import { channelOfPath, FROM_HEADER } from './peer-paths.js';
@@ -115,6 +116,8 @@ export class PeerServer {
       if (controller.signal.aborted) return void response.destroy();
       // Refused and counted by the sealed transport; the caller is told why, not that we failed.
       if (error instanceof UnauthenticatedRequestError) return reply(response, 401, 'cluster_auth_rejected', error.message);
+      // The message says what the caller sent wrong, never what the node holds.
+      if (error instanceof MalformedRequestError) return reply(response, 400, 'malformed_request', error.message);
       return reply(response, 500, 'internal', `the handler for ${channel} failed`);
     }
     if (this.stopped || controller.signal.aborted) return void response.destroy();

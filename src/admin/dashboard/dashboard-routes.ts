@@ -1,6 +1,7 @@
 // The operator dashboard on the admin listener (spec §1, §4.1): `/dashboard/` and its views behind a
-// session, the login and logout forms that make and end sessions, the two static assets, and the two
-// JSON calls only the dashboard needs (the Overview's metrics summary and the forms' validation).
+// session, the login and logout forms that make and end sessions, the two static assets, and the JSON
+// calls only the dashboard needs (the Overview's metrics summary, the Cluster view's members, the
+// forms' validation).
 // Everything else the dashboard shows it reads from the /v1/ API with its session.
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
@@ -14,6 +15,7 @@ import type { AdminHandler, AdminRequest, AdminRouter } from '../router.js';
 import { DashboardAssets } from './dashboard-assets.js';
 import { CsrfRejectedError, SessionExpiredError, type DashboardSessions, type Session } from './dashboard-session.js';
 import { formValidationRequestSchema, validateForm } from './form-validation.js';
+import type { MemberMetrics } from '../../clustering/member-metrics.js';
 import { summarizeMetrics, type TierCapacities } from './metrics-summary.js';
 import {
   ASSETS_PATH,
@@ -29,6 +31,7 @@ import {
 import { acceptingSession, checkSameOrigin, clearedSessionCookieHeader, sessionCookieHeader, sessionCookieValue } from './session-auth.js';
 
 export const SUMMARY_PATH = '/dashboard/api/summary';
+export const CLUSTER_PATH = '/dashboard/api/cluster';
 export const VALIDATE_PATH = '/dashboard/api/validate';
 /** A login or logout form is a token and a CSRF token: 8 KiB is plenty, and bounds what is buffered. */
 const FORM_BODY_MAX_BYTES = 8 * 1024;
@@ -60,6 +63,14 @@ export interface DashboardRouteDeps {
   capacities: () => TierCapacities;
   /** The cluster node name; undefined for a node that runs alone. */
   nodeName: string | undefined;
+  /** Every member's traffic and tiers (ClusterNode.memberMetrics); undefined for a node that runs alone. */
+  clusterMetrics: (() => Promise<MemberMetrics[]>) | undefined;
+}
+
+/** `GET /dashboard/api/cluster`: the members as this node reads them now; none when it runs alone. */
+export interface ClusterViewAnswer {
+  clustered: boolean;
+  members: MemberMetrics[];
 }
 
 export class UnsupportedFormTypeError extends ApiError {
@@ -192,6 +203,15 @@ export function mountDashboardRoutes(router: AdminRouter, deps: DashboardRouteDe
     'GET',
     SUMMARY_PATH,
     requireToken(apiCheck, async (_request, response) => sendJson(response, 200, await summarizeMetrics(deps.registry, deps.capacities()))),
+  );
+
+  router.on(
+    'GET',
+    CLUSTER_PATH,
+    requireToken(apiCheck, async (_request, response) => {
+      const answer: ClusterViewAnswer = { clustered: deps.clusterMetrics !== undefined, members: (await deps.clusterMetrics?.()) ?? [] };
+      sendJson(response, 200, answer);
+    }),
   );
 
   router.on(
