@@ -68,6 +68,8 @@ try {
 
   await page.goto(`${cluster.a.adminUrl}/dashboard/cluster`);
   await page.locator('#peers-table tbody tr').nth(2).waitFor();
+  // The second reading of each member, which gives its rates.
+  await page.locator('#traffic-table [data-cell="rps"]', { hasNotText: '–' }).nth(2).waitFor();
   await page.screenshot({ path: `${IMAGES}dashboard-cluster.png`, fullPage: true });
 
   await page.goto(`${cluster.a.adminUrl}/dashboard/config`);

@@ -210,7 +210,14 @@ ${urlField('inspect', 'URL to inspect', 'What the cache holds for a plain GET of
 <tbody></tbody>
 </table>
 </div>
-<p id="peers-empty" hidden>This node runs alone: no cluster is configured.</p>`,
+<p id="peers-empty" hidden>This node runs alone: no cluster is configured.</p>
+<div class="table-scroll" id="traffic-region" tabindex="0" role="region" aria-labelledby="traffic-caption" data-needs-script hidden>
+<table id="traffic-table">
+<caption id="traffic-caption">Traffic and tiers of each member, as it reports them to this node</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Requests/s</th><th scope="col">Hit ratio</th><th scope="col">Hot tier</th><th scope="col">Warm tier</th><th scope="col">Up for</th></tr></thead>
+<tbody></tbody>
+</table>
+</div>`,
 
   config: () => html`<h2>This node</h2>
 <dl class="pairs" id="version"></dl>

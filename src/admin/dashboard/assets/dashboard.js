@@ -587,9 +587,50 @@ function startInspector() {
 
 // ---- Cluster ----
 
+/**
+ * One member's row of the traffic table. Its rates are over the time between this reading and the one
+ * before (`before`, or none yet); a member whose counters went back has restarted and starts afresh.
+ * Every string a member sent is set as text (el), never as markup.
+ */
+function trafficRow(member, before, seconds) {
+  const name = el('th', { scope: 'row' }, member.name, member.self ? ' (this node)' : '');
+  if (member.metrics === null) {
+    return el('tr', { class: 'unavailable' }, name, el('td', { colspan: 5 }, el('span', { class: `state state-${member.state}` }, member.state), ` · ${member.unavailable}`));
+  }
+  const { requests, tiers, uptime_s: uptime } = member.metrics;
+  const comparable = before !== undefined && seconds > 0 && requests.total >= before.requests.total;
+  const lookups = sum(requests.by_cache_result, LOOKUP_RESULTS) - (comparable ? sum(before.requests.by_cache_result, LOOKUP_RESULTS) : 0);
+  const hits = sum(requests.by_cache_result, HIT_RESULTS) - (comparable ? sum(before.requests.by_cache_result, HIT_RESULTS) : 0);
+  const ratio = lookups > 0 ? hits / lookups : null;
+  const tier = (summary) => (summary === null ? 'none' : `${formatBytes(summary.bytes)} · ${integer.format(summary.entries)} entries`);
+  return el(
+    'tr',
+    { 'data-member': member.name },
+    name,
+    el('td', { 'data-cell': 'rps' }, comparable ? number.format((requests.total - before.requests.total) / seconds) : '–'),
+    el('td', { 'data-cell': 'hit_ratio' }, comparable ? percent(ratio) : `${percent(ratio)} since start`),
+    el('td', { 'data-cell': 'hot' }, tier(tiers.hot)),
+    el('td', { 'data-cell': 'warm' }, tier(tiers.warm)),
+    el('td', {}, formatDuration(uptime)),
+  );
+}
+
 function startCluster() {
+  /** Each member's previous report and when it was read, by name. */
+  let previous = new Map();
   poll(async () => {
-    const [peers, stats] = await Promise.all([api('GET', '/v1/cluster/peers'), api('GET', '/v1/stats')]);
+    const [peers, stats, traffic] = await Promise.all([api('GET', '/v1/cluster/peers'), api('GET', '/v1/stats'), api('GET', '/dashboard/api/cluster')]);
+    const at = performance.now();
+    byId('traffic-region').hidden = !traffic.clustered;
+    byId('traffic-table')
+      .querySelector('tbody')
+      .replaceChildren(
+        ...traffic.members.map((member) => {
+          const before = previous.get(member.name);
+          return trafficRow(member, before?.metrics, before === undefined ? 0 : (at - before.at) / 1000);
+        }),
+      );
+    previous = new Map(traffic.members.filter((member) => member.metrics !== null).map((member) => [member.name, { metrics: member.metrics, at }]));
     const ring = stats.ring;
     byId('ring').replaceChildren(
       ...(ring === null
