@@ -237,11 +237,13 @@ describe('the dashboard in a browser', () => {
     const result = page.locator('#inspect-result');
     await result.getByRole('heading', { name: 'What svc holds' }).waitFor();
     const shown = await text(result);
-    assert.match(shown, /Cached\s+Yes: a plain GET is served from the hot tier\./);
+    assert.match(shown, /Cached\s+Yes, fresh: a plain GET is a HIT from the hot tier\./);
     assert.match(shown, /Owner node\s+edge-a/);
     assert.match(shown, /Freshness\s+fresh for \d+ min/);
     assert.match(shown, new RegExp(`Tags\\s+product-${paths[5]!.split('/').pop()} catalog`));
-    assert.match(shown, /Stored variants \(2\)/, 'the hot copy and its warm copy');
+    // One variant, held in both tiers: counted once, listed as two copies.
+    assert.match(shown, /Stored variants \(1; copies by tier below\)/);
+    assert.deepEqual(await result.locator('tbody tr td:first-child').allTextContents(), ['hot', 'warm']);
 
     // A URL an active ban matches: the ban is listed.
     await page.getByLabel('URL to inspect').fill(cluster.url('/made-on-edge-b'));

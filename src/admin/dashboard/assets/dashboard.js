@@ -529,9 +529,28 @@ function pairs(entries) {
   return el('dl', { class: 'pairs' }, ...entries.flatMap(([term, value]) => [el('dt', {}, term), el('dd', {}, value)]));
 }
 
+/** How a plain GET is answered from the selected copy: the reuse state the data plane itself decides. */
+function hitVerdict(check) {
+  switch (check.state) {
+    case 'stale':
+      return `Yes, STALE: a plain GET is answered STALE from the ${check.source} tier while svc revalidates it, for ${formatDuration(check.stale_while_revalidate_s)} more (stale-while-revalidate).`;
+    case 'expired':
+      return 'Yes, expired: past its freshness and any stale-while-revalidate window, a plain GET waits for the origin (a 304 keeps this copy).';
+    case 'no_cache':
+      return `Yes, no-cache: a plain GET waits for the origin to validate this copy (a 304 serves it from the ${check.source} tier).`;
+    default:
+      return `Yes, fresh: a plain GET is a HIT from the ${check.source} tier.`;
+  }
+}
+
+/** Variants counted per key, as svc inspect counts them: a variant held in both tiers is one. */
+function variantCount(variants) {
+  return new Set(variants.map((variant) => `${variant.vary.join(',')}=${variant.variant_key}`)).size;
+}
+
 function renderInspection(check) {
   const verdict = check.hit
-    ? `Yes: a plain GET is served from the ${check.source} tier.`
+    ? hitVerdict(check)
     : check.variants.length > 0
       ? 'No: what is stored cannot serve a plain GET (another variant, or hidden by an invalidation).'
       : 'No: nothing is stored for this URL on this node.';
@@ -561,7 +580,7 @@ function renderInspection(check) {
       ['Freshness', freshness(check.freshness_remaining_s)],
       ['Tags', check.tags.join(' ') || '–'],
     ]),
-    el('h3', {}, `Stored variants (${check.variants.length})`),
+    el('h3', {}, `Stored variants (${variantCount(check.variants)}; copies by tier below)`),
     check.variants.length === 0
       ? el('p', {}, 'None.')
       : el(
