@@ -74,6 +74,16 @@ export async function probeAddress(listener: string, address: string): Promise<s
 }
 
 /**
+ * Opens a listener that fails, as any listener does, when its port is taken; `shareable`: with
+ * SO_REUSEPORT, after the same exclusive check (probeAddress), so that an upgrade's successor can open
+ * a socket of its own beside it (SVC_NODE_INTERNALS=off, upgrade-successor.ts). Resolves with its URL.
+ */
+export async function listenChecked(server: Server, listener: string, address: string, shareable: boolean): Promise<string> {
+  if (!shareable) return listen(server, listener, address, { reusePort: false });
+  return listen(server, listener, await probeAddress(listener, address), { reusePort: true });
+}
+
+/**
  * How long a stopping node lets busy requests finish before it cuts them: their connections, and
  * the origin requests their fills still read (docs/operations.md "Stopping").
  */
@@ -90,7 +100,9 @@ export async function close(server: Server): Promise<void> {
 
 /**
  * The descriptor of `server`'s listening socket, which an upgrade's successor inherits. Node keeps it
- * on the server's handle only (on Unix); a handle without one cannot be handed over.
+ * on the server's handle only (on Unix), a private internal: the third use node-internals.ts rules
+ * out, with `SVC_NODE_INTERNALS=off` this is never called and the successor opens sockets of its own
+ * beside the predecessor's (SO_REUSEPORT) instead. A handle without one cannot be handed over.
  */
 export function listeningFd(server: Server): number {
   const fd = (server as unknown as { _handle?: { fd?: unknown } | null })._handle?.fd;

@@ -1,9 +1,12 @@
-// The one switch over svc's uses of Node's internals on the hit path: the outgoing-header slot
-// (outgoing-header-slot.ts) and the pinned nextTick object shape (tick-object-shape.ts). With
-// `SVC_NODE_INTERNALS=off` in the environment both stay unused and every hit takes the plain path
-// Node documents: `writeHead(status, fields)`, no object kept alive.
+// The one switch over svc's uses of Node's internals: on the hit path, the outgoing-header slot
+// (outgoing-header-slot.ts) and the pinned nextTick object shape (tick-object-shape.ts); in a
+// zero-downtime upgrade, the listening sockets' descriptors read from their servers' handles
+// (listeners.ts `listeningFd`) to be handed to the successor. With `SVC_NODE_INTERNALS=off` in the
+// environment none is used: every hit takes the plain path Node documents (`writeHead(status,
+// fields)`, no object kept alive), and an upgrade's successor opens sockets of its own beside the
+// predecessor's (SO_REUSEPORT, which the node's listeners then all have; upgrade-successor.ts).
 //
-// Why a switch: both reach past Node's public API, each guarded by a probe or a test, and a Node
+// Why a switch: each reaches past Node's public API, guarded by a probe or a test, and a Node
 // release could change what they rely on in a way the probe does not see. The switch lets an
 // operator rule them out without a new build, and lets the test suite run the data plane's tests on
 // both paths (test/run.ts). It is an environment variable, not a configuration key, because the slot
@@ -16,7 +19,7 @@ export const NODE_INTERNALS_VARIABLE = 'SVC_NODE_INTERNALS';
 
 const VALUES = ['on', 'off', ''] as const;
 
-/** Whether the hit path may use Node's internals, as this environment says. */
+/** Whether svc may use Node's internals, as this environment says. */
 export function nodeInternalsAllowed(env: NodeJS.ProcessEnv = process.env): boolean {
   return env[NODE_INTERNALS_VARIABLE] !== 'off';
 }

@@ -57,7 +57,8 @@ import { Teardown } from './teardown.js';
 import { pinTickObjectShape } from './tick-object-shape.js';
 import { checkStartup } from './startup-checks.js';
 import { openLockedWarmStore } from './warm-directory.js';
-import { close, listen, probeAddress } from './listeners.js';
+import { close, listenChecked, probeAddress } from './listeners.js';
+import { nodeInternalsAllowed } from './node-internals.js';
 import { startSuccessor, type UpgradeOutcome } from './upgrade-predecessor.js';
 import type { HandedSockets, Successor } from './upgrade-successor.js';
 import { DRAIN_TIMEOUT_MS } from './drain-timeout.js';
@@ -284,8 +285,9 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     smugglingRejected: metrics.smugglingRejected,
   });
   // A successor answers admin requests once it serves: until then its predecessor does, ready.
-  const handedAdmin = options.successor?.adminSocket(config.admin.listen);
-  const adminUrl = handedAdmin ? handedUrl(handedAdmin) : await listen(adminServer, 'admin', config.admin.listen, { reusePort: false });
+  // With SVC_NODE_INTERNALS=off an upgrade's successor opens a socket of its own beside this one's.
+  const handedAdmin = await options.successor?.openAdmin(adminServer, config.admin.listen);
+  const adminUrl = handedAdmin?.url ?? (await listenChecked(adminServer, 'admin', config.admin.listen, !nodeInternalsAllowed(env)));
   teardown.add(() => close(adminServer));
 
   // What writes in the node's directory, let go of together: at the stop, or when an upgrade's
@@ -426,7 +428,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     teardown.add(() => cluster.stop());
     await cluster.start();
   }
-  if (handedAdmin) await listen(adminServer, 'admin', handedAdmin.address, { reusePort: false, fd: handedAdmin.fds[0] });
+  await handedAdmin?.serve();
   logger.info({ data: dataUrl, admin: adminUrl, workers: threads }, 'svc is serving');
   markStarted();
   const upgrade = upgrader({
@@ -465,11 +467,6 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     // Cluster first (peers stop sending fetches), then the data plane, and the stores last.
     stop: () => teardown.run(),
   };
-}
-
-/** The URL of a listener handed over by an upgraded predecessor. */
-function handedUrl(handed: HandedSockets): string {
-  return `http://${handed.address}`;
 }
 
 /**

@@ -7,12 +7,19 @@
 // it serves, the node stops taking connections (no connection waiting in a socket's queue is lost:
 // the successor holds the same sockets) and drains. A successor that does not get to serve is ended,
 // and the node serves on, as it was unless the successor had taken the directory already.
+//
+// The descriptors are read from Node's internals (listeners.ts `listeningFd`). With
+// SVC_NODE_INTERNALS=off none is handed over: the successor opens sockets of its own on the same
+// addresses, beside this node's (which are SO_REUSEPORT for it, listeners.ts `listenChecked`), and
+// what waits in this node's queues when it closes them is reset unless Linux moves it to the
+// successor's (`net.ipv4.tcp_migrate_req=1`).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Server as NetServer } from 'node:net';
 import type { Server } from 'node:http';
 import type { Logger } from '../observe/logger.js';
 import { listen, listeningFd } from './listeners.js';
+import { nodeInternalsAllowed } from './node-internals.js';
 import { FIRST_HANDED_FD, isSuccessorMessage, UPGRADE_ENV, type HandedOver, type PredecessorMessage } from './upgrade-protocol.js';
 
 /** How long a successor may take to serve: a first start of the data-plane threads can be slow. */
@@ -47,7 +54,8 @@ export async function startSuccessor(parts: PredecessorParts, command: readonly 
     return 'failed';
   }
   const pid = successor.pid!;
-  logger.info({ successor: pid, command: command.join(' ') }, 'upgrade: started a successor');
+  // `sockets`: inherited (the descriptors handed over) or reuseport (opened by the successor beside these).
+  logger.info({ successor: pid, command: command.join(' '), sockets: nodeInternalsAllowed(parts.env) ? 'inherited' : 'reuseport' }, 'upgrade: started a successor');
   let releasing: Promise<void> | undefined;
   const exited = once(successor, 'exit').then(([code, signal]) => (signal === null ? `exited with status ${String(code)}` : `ended by ${String(signal)}`));
   const serving = new Promise<void>((resolve) => {
@@ -87,7 +95,7 @@ export async function startSuccessor(parts: PredecessorParts, command: readonly 
     return 'failed';
   }
   // The successor took the admin socket with it: this process opens the address again.
-  const reopened = await listen(parts.admin.server, 'admin', new URL(parts.admin.url).host, { reusePort: false }).then(
+  const reopened = await listen(parts.admin.server, 'admin', new URL(parts.admin.url).host, { reusePort: !nodeInternalsAllowed(parts.env) }).then(
     () => true,
     (error: unknown) => {
       logger.error({ err: error }, 'upgrade: the admin listener could not be opened again');
@@ -102,14 +110,16 @@ export async function startSuccessor(parts: PredecessorParts, command: readonly 
 }
 
 async function spawnSuccessor(parts: PredecessorParts, command: readonly string[]): Promise<ChildProcess> {
-  const adminFd = listeningFd(parts.admin.server);
-  const dataFds = await parts.data.fds();
-  const fds = [adminFd, ...dataFds];
+  // The successor's environment is this one: it also knows that nothing is handed over then.
+  const descriptors = nodeInternalsAllowed(parts.env);
+  const adminFds = descriptors ? [listeningFd(parts.admin.server)] : [];
+  const dataFds = descriptors ? await parts.data.fds() : [];
+  const fds = [...adminFds, ...dataFds];
   const at = (index: number): number => FIRST_HANDED_FD + index;
   const handed: HandedOver = {
     from: process.pid,
-    admin: { address: parts.admin.address, url: parts.admin.url, fds: [at(0)] },
-    data: { address: parts.data.address, url: parts.data.url, fds: dataFds.map((_fd, index) => at(index + 1)) },
+    admin: { address: parts.admin.address, url: parts.admin.url, fds: adminFds.map((_fd, index) => at(index)) },
+    data: { address: parts.data.address, url: parts.data.url, fds: dataFds.map((_fd, index) => at(adminFds.length + index)) },
   };
   const [file, ...args] = command;
   // Its output is this process's (the same journal or terminal); the IPC channel is descriptor 3.
@@ -132,7 +142,8 @@ async function release(parts: PredecessorParts): Promise<void> {
 }
 
 /**
- * Stops taking admin connections (the successor takes them from the same socket once it serves) and
+ * Stops taking admin connections (the successor takes them from the same socket once it serves, or
+ * with SVC_NODE_INTERNALS=off from its own, open since it asked for the directory) and
  * resolves once this node's own ended. Idle ones are closed as they turn idle: an invalidation taken
  * here after the successor read the journal would be lost to it. A client whose next request meets
  * that close sends it again on a new connection, as HTTP clients do on a kept-alive one.

@@ -1,7 +1,8 @@
 // What an upgrading `svc serve` (the predecessor) and the process it starts (the successor) say to
 // each other (docs/operations.md "Upgrading without downtime"). The predecessor starts the successor
-// with the listening sockets as inherited descriptors, described in one environment variable, and an
-// IPC channel for three messages: the successor asks for the node's directory (`release`), the
+// with the listening sockets as inherited descriptors (none with SVC_NODE_INTERNALS=off: their
+// addresses only, which the successor opens again beside them with SO_REUSEPORT), described in one
+// environment variable, and an IPC channel for three messages: the successor asks for the node's directory (`release`), the
 // predecessor answers once it let go of it (`released`), and the successor says it serves
 // (`serving`), after which the predecessor stops taking connections and drains.
 import * as v from 'valibot';
@@ -17,6 +18,10 @@ const Listener = v.object({
   address: v.string(),
   /** The URL the predecessor bound (its port when the configuration says 0). */
   url: v.string(),
+  /**
+   * The inherited descriptors; none when the predecessor reads no descriptor (SVC_NODE_INTERNALS=off):
+   * the successor then opens a socket of its own on `url`'s address, beside the predecessor's.
+   */
   fds: v.array(v.pipe(v.number(), v.integer(), v.minValue(FIRST_HANDED_FD))),
 });
 

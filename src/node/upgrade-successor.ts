@@ -2,14 +2,29 @@
 // predecessor takes over, and when. It takes the listening sockets handed over for the addresses its
 // own configuration names (a socket of an address it no longer listens on is closed at once, so that
 // nothing waits in its queue for an accept that will not come), asks for the node's directory before
-// it opens the warm tier, and says it serves once every listener is open.
+// it opens the warm tier, and says it serves once every listener is open. Handed no descriptor
+// (SVC_NODE_INTERNALS=off), it opens sockets of its own on the predecessor's addresses, beside its
+// sockets (SO_REUSEPORT): the data plane's where it would take them, the admin listener's before it
+// asks for the directory, so that admin connections find a socket once the predecessor closes its own.
 import { closeSync } from 'node:fs';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import { listen } from './listeners.js';
 import { isPredecessorMessage, parseHandedOver, UPGRADE_ENV, type HandedListener, type HandedOver, type SuccessorMessage } from './upgrade-protocol.js';
 
-/** Listening sockets handed over, and the address they are bound to (`host:port`, the port actual). */
+/**
+ * Listening sockets handed over, and the address they are bound to (`host:port`, the port actual);
+ * no descriptor when the predecessor handed none (SVC_NODE_INTERNALS=off): a socket of its own is
+ * opened on `address` with SO_REUSEPORT.
+ */
 export interface HandedSockets {
   fds: number[];
   address: string;
+}
+
+/** The admin listener a successor took over: its URL now, and what makes it answer once the node serves. */
+export interface SuccessorAdmin {
+  url: string;
+  serve(): Promise<void>;
 }
 
 export class Successor {
@@ -34,9 +49,29 @@ export class Successor {
     return this.handed.from;
   }
 
-  /** The admin listener's socket, when `address` (`admin.listen`) is the predecessor's. */
-  adminSocket(address: string): HandedSockets | undefined {
-    return taken(this.handed.admin, address);
+  /**
+   * The admin listener, when `address` (`admin.listen`) is the predecessor's; called just before
+   * takeOver(). A socket handed over is taken once the node serves (connections wait in its queue
+   * until then). Without one, `server` opens now beside the predecessor's socket, its requests held
+   * until the node serves: after takeOver() the predecessor takes none, and a connection made then
+   * must find a socket.
+   */
+  async openAdmin(server: Server, address: string): Promise<SuccessorAdmin | undefined> {
+    const handed = taken(this.handed.admin, address);
+    if (handed === undefined) return undefined;
+    const url = `http://${handed.address}`;
+    const fd = handed.fds[0];
+    if (fd !== undefined) {
+      return {
+        url,
+        serve: async () => {
+          await listen(server, 'admin', handed.address, { reusePort: false, fd });
+        },
+      };
+    }
+    const release = holdRequests(server);
+    await listen(server, 'admin', handed.address, { reusePort: true });
+    return { url, serve: () => Promise.resolve(release()) };
   }
 
   /** The data plane's sockets, when `address` (`listen`) is the predecessor's. */
@@ -84,4 +119,25 @@ function taken(listener: HandedListener, address: string): HandedSockets | undef
   if (listener.address === address) return { fds: listener.fds, address: new URL(listener.url).host };
   for (const fd of listener.fds) closeSync(fd);
   return undefined;
+}
+
+/**
+ * Holds the requests `server` is sent until the returned function is called, which hands each to the
+ * server's own request listeners in the order it came (those whose client left meanwhile excepted),
+ * and every later one directly.
+ */
+function holdRequests(server: Server): () => void {
+  const listeners = server.listeners('request') as RequestListener[];
+  const held: [IncomingMessage, ServerResponse][] = [];
+  const hold = (request: IncomingMessage, response: ServerResponse): void => void held.push([request, response]);
+  server.removeAllListeners('request');
+  server.on('request', hold);
+  return () => {
+    server.off('request', hold);
+    for (const listener of listeners) server.on('request', listener);
+    for (const [request, response] of held.splice(0)) {
+      if (request.socket.destroyed) continue;
+      for (const listener of listeners) listener.call(server, request, response);
+    }
+  };
 }

@@ -12,12 +12,11 @@ import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { eventually } from './eventually.js';
 import { freePort } from './free-port.js';
 import { fetchRaw } from './http.js';
-import { inNamespace } from './netns.js';
+import { inNamespace, readyLine } from './netns.js';
 import type { RelayForward } from './netns-relay.js';
 import { checkAdminAnswers, stopCheckingAdminAnswers } from './openapi-conformance.js';
 import { createPartitionNetwork, type NetworkNode, type PartitionNetwork } from './partition-network.js';
@@ -113,7 +112,7 @@ export async function startNetnsCluster(options: NetnsClusterOptions): Promise<N
     const relayCommand = inNamespace(network.hub, process.execPath, [RELAY, JSON.stringify(relayForwards)]);
     const relay = spawn(relayCommand.command, relayCommand.args, { stdio: ['pipe', 'pipe', 'inherit'] });
     undo.push(() => stopProcess(relay, 'SIGTERM'));
-    await readyLine(relay, `the relay in ${network.hub}`);
+    await readyLine(relay, `the relay in ${network.hub}`, START_TIMEOUT_MS);
 
     const originUrl = `http://${network.hubAddress}:${ORIGIN_PORT}`;
     const children: ChildProcess[] = [];
@@ -138,19 +137,6 @@ export async function startNetnsCluster(options: NetnsClusterOptions): Promise<N
     await close().catch(() => undefined);
     throw new Error(`${(error as Error).message}\n${report}`, { cause: error });
   }
-}
-
-/** Waits for the child's first line on stdout, its sign that it is ready. */
-async function readyLine(child: ChildProcess, what: string): Promise<void> {
-  const lines = createInterface({ input: child.stdout! });
-  const timeout = setTimeout(() => child.kill('SIGKILL'), START_TIMEOUT_MS);
-  try {
-    for await (const line of lines) if (line === 'ready') return;
-  } finally {
-    clearTimeout(timeout);
-    lines.close();
-  }
-  throw new Error(`${what} exited before it was ready`);
 }
 
 function found(nodes: readonly ClusterNodeProcess[], name: string): ClusterNodeProcess {

@@ -55,8 +55,10 @@ export function singleThreadSide(): DataSide {
     },
     async start(onServingChange, handed) {
       // SO_REUSEPORT, as the threads of a node of several do, after the same check that the port is
-      // free: an upgrade's successor opens its own socket beside this one's when it runs more threads.
+      // free: an upgrade's successor opens its own socket beside this one's when it runs more threads,
+      // or when it was handed none (SVC_NODE_INTERNALS=off).
       if (handed === undefined) dataUrl = await plane!.listen(await probeAddress('data-plane', parts!.firstConfig.listen), true);
+      else if (handed.fds.length === 0) dataUrl = await plane!.listen(handed.address, true);
       else for (const fd of handed.fds) dataUrl = await plane!.listen(handed.address, true, fd);
       onServingChange(1, 1);
       return dataUrl;

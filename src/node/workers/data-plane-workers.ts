@@ -142,7 +142,8 @@ export class DataPlaneWorkers {
    * Starts the workers on `address` (a port, not 0) and resolves with the data-plane URL once every
    * one serves. `inherited`: listening sockets of that address an upgraded predecessor handed over;
    * slot i takes the sockets i, i + workers, …, so every one is taken whatever the two counts, and a
-   * slot without one opens its own beside them (SO_REUSEPORT).
+   * slot without one opens its own beside them (SO_REUSEPORT), as every slot does when the
+   * predecessor handed none (SVC_NODE_INTERNALS=off).
    */
   async start(address: string, inherited: readonly number[] = []): Promise<string> {
     this.#listen = address;
