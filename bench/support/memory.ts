@@ -54,3 +54,12 @@ export class RssSampler {
     return this.#largest;
   }
 }
+
+/** The anonymous memory of a process (heaps, malloc, shared memory it wrote; not file-backed pages), in bytes. */
+export function anonymousBytes(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+    .split('\n')
+    .find((candidate) => candidate.startsWith('Anonymous:'));
+  // The kernel reports kB.
+  return line === undefined ? 0 : Number(line.split(/\s+/)[1]) * 1024;
+}
