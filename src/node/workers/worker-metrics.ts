@@ -20,6 +20,18 @@ const SCRAPE_TIMEOUT_MS = 2_000;
  */
 const PRIMARY_OWNED = /^svc_(startup_|config_reloads_total$)/;
 
+/**
+ * prom-client's process figures (process_resident_memory_bytes, process_cpu_seconds_total,
+ * process_open_fds…) are the whole process's: every thread reads the same ones, and their sum would
+ * count the process once per thread (a 2-thread node said 3 GB resident for 1 GB, found by
+ * bench/soak.ts). The first registry's stands for the node: the main thread's when it has one.
+ */
+const PROCESS_WIDE = /^process_/;
+
+function oncePerProcess(figures: MetricFigures[][]): MetricFigures[][] {
+  return figures.map((part) => part.map((metric) => (PROCESS_WIDE.test(metric.name) ? { ...metric, aggregator: 'first' } : metric)));
+}
+
 /** In a worker: answers the primary's metrics calls with `registry`'s figures, less what the primary owns. */
 export function answerMetricsCalls(channel: MainChannel, registry: Registry): void {
   channel.handle('metrics', async () => (await registry.getMetricsAsJSON()).filter((metric) => !PRIMARY_OWNED.test(metric.name)));
@@ -36,7 +48,7 @@ export interface Exposition {
 export async function aggregatedRegistry(calls: WorkerCalls, own?: Registry): Promise<{ registry: Registry; figures: MetricFigures[][]; missingWorkers: number }> {
   const outcome = await calls.call('metrics', null, { onFailure: 'report', timeoutMs: SCRAPE_TIMEOUT_MS });
   const figures = own === undefined ? outcome.answers : [await own.getMetricsAsJSON(), ...outcome.answers];
-  return { registry: AggregatorRegistry.aggregate(figures), figures, missingWorkers: outcome.gone + outcome.failed.length };
+  return { registry: AggregatorRegistry.aggregate(oncePerProcess(figures)), figures, missingWorkers: outcome.gone + outcome.failed.length };
 }
 
 /**

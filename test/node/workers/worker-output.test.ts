@@ -1,10 +1,11 @@
 // What the workers of one node show as one: `/metrics` adds every worker's figures up with the
 // names, labels and types of one process (counters, the traffic histogram bucket by bucket, the
-// hand-made traffic series), and the workers' log lines reach one output whole, never interleaved,
-// even when they are longer than a pipe writes at once. Real worker threads
+// hand-made traffic series; the process's own figures once), and the workers' log lines reach one
+// output whole, never interleaved, even when they are longer than a pipe writes at once. Real worker threads
 // (test/support/workers/test-worker.ts); this thread is the main one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { WorkerSupervisor } from '../../../src/node/workers/worker-supervisor.js';
@@ -68,7 +69,11 @@ test('/metrics sums every worker under the names and labels of one process', asy
     // Every name one node exposes is there, with its type line, and nothing else.
     const single = (await new NodeMetrics().exposition()).body;
     const types = (text: string): string[] => text.split('\n').filter((line) => line.startsWith('# TYPE')).sort();
-    assert.deepEqual(types(body), types(single).filter((line) => !line.startsWith('# TYPE process_start_time_seconds')));
+    assert.deepEqual(types(body), types(single));
+    // The process's own figures are said once, not once per thread: every thread reads the same.
+    const residentBytes = Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) * 1024;
+    const reported = summed.get('process_resident_memory_bytes')!;
+    assert.ok(reported > 0.5 * residentBytes && reported < 1.5 * residentBytes, `${reported} reported, ${residentBytes} resident`);
     // A scraper that asks for OpenMetrics gets the same sums in it.
     const open = await aggregatedExposition(supervisor.calls, primary.registry, true);
     assert.match(open.contentType, /^application\/openmetrics-text/);
