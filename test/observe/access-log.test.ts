@@ -25,7 +25,7 @@ test('access log records carry exactly the spec fields and sample 200s 1 in 100'
     access.sort((a, b) => String(a.time).localeCompare(String(b.time)));
     const ok = access.filter((line) => line.status === 200);
     const notFound = access.filter((line) => line.status === 404);
-    assert.equal(ok.length, 2, '150 answers of 200: the 1st and the 101st are logged');
+    assert.equal(ok.length, 2, '150 answers of 200: two of them are logged, 1 in 100');
     assert.equal(notFound.length, 3);
     const record = notFound[0]!;
     assert.deepEqual(Object.keys(record).sort(), FIELDS);
@@ -40,8 +40,9 @@ test('access log records carry exactly the spec fields and sample 200s 1 in 100'
     assert.ok(Number.isInteger(record.dur_ms));
     assert.match(String(record.remote), /^127\.0\.0\.1:\d+$/);
     assert.match(String(record.time), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-    assert.equal(ok[0]!.cache_status, 'MISS');
-    assert.equal(ok[1]!.cache_status, 'HIT');
+    // Which two of the 150 are sampled is not fixed: a MISS is counted once its fill has decided
+    // whether to store, by when later HITs may have been counted before it.
+    for (const line of ok) assert.ok(['MISS', 'HIT'].includes(String(line.cache_status)), `a 200 of /ok is a MISS or a HIT, got ${String(line.cache_status)}`);
     assert.ok(!svc.logs.text.some((line) => line.includes('test-admin-token-0123456789')), 'the admin token is never logged');
   } finally {
     await svc.stop();
