@@ -136,8 +136,12 @@ export class FillReader {
       response.off('drain', this.#onDrain);
       response.off('close', this.#onClose);
     }
+    // A request a sibling thread handed over is that thread's fill reading, not a client: when its
+    // client stops reading, the sibling cuts (and counts) the client, and this cut of the internal
+    // connection that follows is not a second client cut.
+    const counted = this.#exchange?.handedOver === true ? undefined : reason;
     this.#response = undefined;
     this.#exchange = undefined;
-    this.fill.readerLeft(this, reason);
+    this.fill.readerLeft(this, counted);
   }
 }
