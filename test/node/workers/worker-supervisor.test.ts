@@ -138,14 +138,16 @@ test('a worker that exits before it serves fails the start', async () => {
 test('a call resolves once every worker applied it: no worker answers from what was purged', async () => {
   const { supervisor, url } = await startWorkers();
   try {
-    assert.ok([...(await answeringThreads(url, 4))].length === 2);
+    // 20 new connections: the kernel spreads them by a hash, so both workers answer (all on one:
+    // 1 chance in 2^19; with 4, as before, 1 in 8, and the test failed so in a full run).
+    assert.equal((await answeringThreads(url)).size, 2);
     for (let i = 0; i < 4; i++) assert.equal((await get(`${url}/a`)).cached, true);
     const outcome = await supervisor.calls.call('invalidate', { type: 'purge', url: '/a' }, { onFailure: 'terminate' });
     assert.deepEqual(new Set(outcome.answers), new Set(supervisor.threadIds()));
     assert.deepEqual({ gone: outcome.gone, failed: outcome.failed }, { gone: 0, failed: [] });
     // Right after the answer, through every worker: never held any more.
     const seen = new Set<number>();
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < 20; i++) {
       const answer = await get(`${url}/a`);
       seen.add(answer.thread);
       assert.equal(answer.cached, false, `worker ${answer.thread} still holds /a`);
