@@ -4,9 +4,8 @@
 // node's /metrics the V8 heaps summed over every thread (used, and the young generation's size), the
 // memory V8 knows of outside them (Buffers) and the tiers' figures (svc_hot_store_bytes and _evictions_total,
 // svc_warm_store_bytes and _entries).
-import { readFileSync } from 'node:fs';
 import { request } from 'undici';
-import { rssBytes } from './memory.js';
+import { anonymousBytes, rssBytes } from './memory.js';
 
 export interface MemorySample {
   atMs: number;
@@ -26,14 +25,6 @@ export interface MemorySample {
   hotEvictions: number;
   warmBytes: number;
   warmEntries: number;
-}
-
-function anonymousBytes(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
-    .split('\n')
-    .find((candidate) => candidate.startsWith('Anonymous:'));
-  // The kernel reports kB.
-  return line === undefined ? 0 : Number(line.split(/\s+/)[1]) * 1024;
 }
 
 /** The value of a sample (a metric's name and its labels, as exposed) in a text exposition, 0 when absent. */
