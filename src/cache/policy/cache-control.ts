@@ -33,7 +33,7 @@ function isWhitespace(code: number): boolean {
  *   grammar has none there: read strictly, such a member would be a directive svc does not know and
  *   ignores, which lifts a restriction (`no-cache = "set-cookie"`) as readily as it drops a lifetime.
  *   CDN-Cache-Control is a Structured Field instead, and a space there makes the field invalid
- *   (RFC 8941 §4.2, structured-dictionary.ts).
+ *   (RFC 9651 §4.2, targeted-directives.ts).
  */
 export function parseCacheControl(value: string | undefined): CacheControlDirectives {
   const directives = new Map<string, string | null>();

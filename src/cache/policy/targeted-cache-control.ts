@@ -4,7 +4,7 @@
 import { parseCacheControl, type CacheControlDirectives } from './cache-control.js';
 import type { HeaderLookup } from './header-lookup.js';
 import { responseDirectives, type ResponseDirectives } from './response-directives.js';
-import { parseStructuredDictionary } from './structured-dictionary.js';
+import { parseTargetedDirectives } from './targeted-directives.js';
 
 /** The field whose directives svc applies; `cache-control` also when the response has none. */
 export type CacheControlSource = 'cdn-cache-control' | 'surrogate-control' | 'cache-control';
@@ -50,7 +50,7 @@ function surrogateControl(value: string | undefined): CacheControlDirectives | u
 export function effectiveCacheControl(headers: HeaderLookup): EffectiveCacheControl {
   const cdn = headers('cdn-cache-control');
   if (cdn !== undefined) {
-    const parsed = parseStructuredDictionary(cdn);
+    const parsed = parseTargetedDirectives(cdn);
     // A valid, non-empty field governs even when none of its members is usable (RFC 9213 §3.1's
     // `CDN-Cache-Control: none`), so emptiness is judged on the text, not on the parsed map.
     if (parsed !== undefined && cdn.trim().length > 0) {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseStructuredDictionary } from '../../../src/cache/policy/structured-dictionary.js';
+import { parseTargetedDirectives } from '../../../src/cache/policy/targeted-directives.js';
 import { effectiveCacheControl, SURROGATE_ONLY_FIELDS } from '../../../src/cache/policy/targeted-cache-control.js';
 import { fields } from './fixtures.js';
 
-describe('RFC 8941 §4.2.2 dictionaries as targeted directives', () => {
+describe('RFC 9651 §4.2.2 dictionaries as targeted directives (RFC 9213 §2.1)', () => {
   const valid: [string, Record<string, string | null>][] = [
     ['max-age=60', { 'max-age': '60' }],
     ['no-store', { 'no-store': null }],
@@ -25,6 +25,10 @@ describe('RFC 8941 §4.2.2 dictionaries as targeted directives', () => {
     ['max-age=60;a=1, public', { 'max-age': '60', public: null }],
     ['max-age=1.5, public', { public: null }],
     ['max-age=-5', {}],
+    // The parser gives Integers and Decimals alike as numbers: a Decimal with no fraction reads as its Integer.
+    ['max-age=60.0', { 'max-age': '60' }],
+    // RFC 9651's Date and Display String are valid items that no cache directive takes.
+    ['max-age=5, y=%"caf%c3%a9", x=@1659578233', { 'max-age': '5' }],
     ['x=(a b), y=:AQI=:, z=tok/en', { z: 'tok/en' }],
     ['   max-age=60   ', { 'max-age': '60' }],
     ['none', { none: null }],
@@ -32,14 +36,14 @@ describe('RFC 8941 §4.2.2 dictionaries as targeted directives', () => {
   ];
   for (const [input, expected] of valid) {
     test(`valid: ${JSON.stringify(input)}`, () => {
-      const parsed = parseStructuredDictionary(input);
+      const parsed = parseTargetedDirectives(input);
       assert.ok(parsed !== undefined);
       assert.deepEqual(Object.fromEntries(parsed), expected);
     });
   }
   const invalid = ['Max-Age=60', 'max-age=60,', 'max-age=60 public', 'max-age="unterminated', 'a=?2', 'a=1234567890123456', 'a="\u00e9"', 'a=(b', ',a'];
   for (const input of invalid) {
-    test(`invalid: ${JSON.stringify(input)}`, () => assert.equal(parseStructuredDictionary(input), undefined));
+    test(`invalid: ${JSON.stringify(input)}`, () => assert.equal(parseTargetedDirectives(input), undefined));
   }
 });
 
