@@ -16,7 +16,7 @@ import { Writable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { CacheEntry } from '../src/cache/entry.js';
-import { TieredCache, variantWithKey } from '../src/cache/tiered-cache.js';
+import { TieredCache, variantWithKey } from '../src/store/tiered-cache.js';
 import { createLogger } from '../src/observe/logger.js';
 import { createHotStore } from '../src/store/hot-store.js';
 import { createInvalidator, type InvalidationEngine } from '../src/invalidation/create-invalidator.js';

@@ -24,7 +24,7 @@ import { Writable } from 'node:stream';
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { CacheEntry } from '../src/cache/entry.js';
-import { TieredCache } from '../src/cache/tiered-cache.js';
+import { TieredCache } from '../src/store/tiered-cache.js';
 import { compileBan } from '../src/invalidation/ban.js';
 import { BanList } from '../src/invalidation/ban-list.js';
 import { BAN_RETENTION_MS, createInvalidator } from '../src/invalidation/create-invalidator.js';

@@ -13,7 +13,7 @@
 // It prints figures; it asserts nothing.
 import { parseArgs } from 'node:util';
 import { entrySizeBytes, type CacheEntry } from '../src/cache/entry.js';
-import { makeEntry } from '../test/store/entry-fixture.js';
+import { benchEntry } from './support/bench-entry.js';
 import { seededRandom } from './support/median-interval.js';
 import { createHotStore, type HotStore } from '../src/store/hot-store.js';
 
@@ -52,7 +52,7 @@ function zipfStream(count: number, keys: number, s: number, next: () => number):
 
 const body = Buffer.alloc(1024, 'x');
 function entryFor(rank: number): CacheEntry {
-  return makeEntry({ key: `https://example.com/asset/${rank}`, body, headers: ['content-type', 'application/octet-stream', 'content-length', '1024'], route: 'bench' });
+  return benchEntry({ key: `https://example.com/asset/${rank}`, body, requestTimeMs: Date.now() });
 }
 const entrySize = entrySizeBytes(entryFor(keyCount));
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { makeEntry } from '../test/store/entry-fixture.js';
+import { benchEntry } from './support/bench-entry.js';
 import { WarmReader } from '../src/store/warm/warm-reader.js';
 import { openWarmStore } from '../src/store/warm/warm-store.js';
 import { seededRandom } from './support/median-interval.js';
@@ -33,7 +33,7 @@ const path = await mkdtemp(join(tmpdir(), 'svc-bench-warm-reader-'));
 const owner = await openWarmStore({ path, maxBytes: entries * (bodyBytes + 512), writeQueueLength: entries });
 const body = Buffer.alloc(bodyBytes, 0x61);
 const keyOf = (i: number): string => `https://example.com/objects/${i}`;
-for (let i = 0; i < entries; i++) owner.put(makeEntry({ key: keyOf(i), body }));
+for (let i = 0; i < entries; i++) owner.put(benchEntry({ key: keyOf(i), body, requestTimeMs: Date.now() }));
 await owner.flush();
 const reader = WarmReader.open(path);
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { rawHttpGet } from '../test/support/http.js';
+import { request } from 'undici';
 import { freePort, startProcess, waitFor } from './support/processes.js';
 import { writeBenchSvcConfig } from './support/svc-config.js';
 
@@ -50,7 +50,7 @@ try {
       const counts: number[] = [];
       for (let k = 0; k < keys; k++) {
         const path = `/w${workers}-k${k}`;
-        await Promise.all(Array.from({ length: clients }, () => rawHttpGet(`http://127.0.0.1:${port}${path}`, {})));
+        await Promise.all(Array.from({ length: clients }, async () => (await request(`http://127.0.0.1:${port}${path}`)).body.text()));
         counts.push(originRequests.get(path) ?? 0);
       }
       counts.sort((a, b) => a - b);

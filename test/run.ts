@@ -38,7 +38,7 @@ const under = (suites: readonly string[]): string[] => files.filter((file) => su
 
 // Extra passes first, so that the closing summary printed last is the whole suite's:
 // - the data plane's suites on the plain hit path (SVC_NODE_INTERNALS=off, see
-//   src/node/node-internals.ts), so both paths answer the same;
+//   src/runtime/node-internals.ts), so both paths answer the same;
 // - the caching, invalidation, fill and clustering suites with one data-plane thread (SVC_TEST_WORKERS,
 //   test/support/svc-harness.ts), while the whole suite runs on the default, one thread per core:
 //   a node answers the same however many threads serve it. The multi-node scenarios of e2e/ (about

@@ -51,5 +51,5 @@ export async function waitFor(url: string, timeoutMs = 20_000, expectStatus = 20
   }
 }
 
-/** Ports for child processes: the tests' own, drawn from below the ephemeral range. */
-export { freePort } from '../../test/support/free-port.js';
+/** Ports for child processes, drawn from below the ephemeral range (the tests use the same). */
+export { freePort } from './free-port.js';

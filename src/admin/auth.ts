@@ -9,7 +9,7 @@ import type { Counter } from 'prom-client';
 import type { Logger } from '../observe/logger.js';
 import { plainAddress } from '../edge/trusted-proxies.js';
 import { pathForLog, type RejectionLog } from '../edge/rejections.js';
-import { ApiError } from './api-error.js';
+import { ApiError } from '../api/api-error.js';
 import type { AuthFailureLimiter } from './auth-failures.js';
 import type { AdminHandler } from './router.js';
 

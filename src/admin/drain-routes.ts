@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { UndrainResponse } from '../api/responses.js';
 import type { RejectionLog } from '../edge/rejections.js';
-import { ApiError } from './api-error.js';
+import { ApiError } from '../api/api-error.js';
 import { requireToken, type TokenCheck } from './auth.js';
 import { sendJson } from './json-response.js';
 import type { AdminRouter } from './router.js';

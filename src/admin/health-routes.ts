@@ -3,7 +3,7 @@
 import { buildInfo } from '../version/build-info.js';
 import type { NodeMetrics } from '../observe/metrics.js';
 import { wantsOpenMetrics } from '../observe/openmetrics-text.js';
-import type { Readiness } from '../node/readiness.js';
+import type { Readiness } from '../observe/readiness.js';
 import type { AdminRouter } from './router.js';
 import { sendJson } from './json-response.js';
 

@@ -4,7 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import * as v from 'valibot';
 import { ADMIN_BODY_MAX_BYTES } from '../api/limits.js';
-import { ApiError } from './api-error.js';
+import { ApiError } from '../api/api-error.js';
 
 export class UnsupportedMediaTypeError extends ApiError {
   constructor(received: string | undefined) {

@@ -1,6 +1,6 @@
 // Writing JSON answers from the admin server.
 import type { ServerResponse } from 'node:http';
-import { ApiError } from './api-error.js';
+import { ApiError } from '../api/api-error.js';
 
 export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);

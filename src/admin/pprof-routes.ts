@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CPU_PROFILE_DEFAULT_SECONDS, CPU_PROFILE_MAX_SECONDS, CPU_PROFILE_MIN_SECONDS } from '../api/limits.js';
-import { ApiError } from './api-error.js';
+import { ApiError } from '../api/api-error.js';
 import { InvalidRequestError } from './json-body.js';
 import { requireToken } from './auth.js';
 import type { AdminRouter } from './router.js';

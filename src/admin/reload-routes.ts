@@ -3,9 +3,8 @@
 // is invalid (422 `invalid_config`) or changes what needs a restart (409 `restart_required`) leaves
 // the node as it was, and the message says why.
 import type { ReloadResponse } from '../api/responses.js';
-import { ConfigError, formatConfigIssue } from '../config/index.js';
-import { ReloadRefusedError } from '../node/reload/config-reloader.js';
-import { ApiError } from './api-error.js';
+import { ConfigError, formatConfigIssue, ReloadRefusedError } from '../config/index.js';
+import { ApiError } from '../api/api-error.js';
 import type { TokenCheck } from './auth.js';
 import { requireToken } from './auth.js';
 import { sendJson } from './json-response.js';

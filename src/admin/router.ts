@@ -2,7 +2,7 @@
 // each with handlers per method. A known path with another method answers 405 with `Allow`; an unknown
 // path answers 404; both in the API's JSON error shape.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from './api-error.js';
+import { ApiError } from '../api/api-error.js';
 
 export interface AdminRequest {
   raw: IncomingMessage;

@@ -28,7 +28,7 @@ import {
   type StatsResponse,
 } from '../api/responses.js';
 import type { AdminToken } from './admin-token.js';
-import { ApiError } from './api-error.js';
+import { ApiError } from '../api/api-error.js';
 import { createTokenCheck, requireToken, type AuthFailureGuard } from './auth.js';
 import { mountBansRoute } from './bans-route.js';
 import { mountUndrainRoute } from './drain-routes.js';

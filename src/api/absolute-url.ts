@@ -1,7 +1,7 @@
 // The URL rule of spec §1 and §2.1, shared by the admin server, the client, the CLI and the
 // dashboard: an absolute URL that begins with `http://` or `https://` and names a host.
 import * as v from 'valibot';
-import { parseAbsoluteUrl } from '../edge/request-target.js';
+import { parseAbsoluteUrl } from '../http/request-target.js';
 
 export const ABSOLUTE_URL_EXPECTATION = 'an absolute http:// or https:// URL with a host';
 

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { Config } from '../config/index.js';
 import type { CdnStatusResponse } from '../api/responses.js';
 import type { Logger } from '../observe/logger.js';
-import { realSetTimer } from '../refresh/timers.js';
+import { realSetTimer } from '../runtime/timers.js';
 import type { CdnMetrics } from './cdn-metrics.js';
 import { CloudflareClient } from './cloudflare-client.js';
 import { CdnNotConfirmedError } from './errors.js';

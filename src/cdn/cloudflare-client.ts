@@ -4,9 +4,9 @@
 // retry rules. It never retries by itself (send-with-retries.ts does) and never lets the token into
 // what it returns: every message is svc's own text, scrubbed of the token before it leaves.
 import { Agent, request } from 'undici';
-import type { CallResult } from './call-result.js';
+import type { CallResult } from '../http/call-result.js';
 import type { PurgeKind } from './purge-mapping.js';
-import { parseRetryAfterMs } from './retry-policy.js';
+import { parseRetryAfterMs } from '../http/retry-policy.js';
 
 /**
  * Values per call, for every kind: 30. Cloudflare's API reference for this call

@@ -1,6 +1,6 @@
 // Errors of the CDN propagation, one class per condition with a stable `code`. None of their messages
 // ever holds the CDN token (spec §5 item 6).
-import { ApiError } from '../admin/api-error.js';
+import { ApiError } from '../api/api-error.js';
 
 export type CdnErrorCode =
   | 'no_token' // the cdn block is configured but neither cdn.api_token nor CDN_API_TOKEN holds a token

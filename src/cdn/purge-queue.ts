@@ -11,8 +11,8 @@
 //   stops the sender until the node restarts with a working token: they go out then.
 // - Waiting: with `cdn.async: false` the admin request waits for the calls carrying its purges; it is
 //   failed at once while the sender cools down or is stopped, since no call would go out for it.
-import type { SetTimer, CancelTimer } from '../refresh/timers.js';
-import type { CallResult, FailedCall } from './call-result.js';
+import type { SetTimer, CancelTimer } from '../runtime/timers.js';
+import type { CallResult, FailedCall } from '../http/call-result.js';
 import { MAX_VALUES_PER_CALL } from './cloudflare-client.js';
 import type { PendingPurge, PendingPurges } from './pending-purges.js';
 import type { CdnOperation, PurgeKind, PurgeTarget } from './purge-mapping.js';

@@ -1,9 +1,9 @@
 // One CDN call with its retries (spec §6.3): the call is repeated while the retry policy allows it,
 // after the wait the policy picks. Waits run on the injected timer, so tests see every wait the policy
 // asked for without spending it.
-import type { SetTimer } from '../refresh/timers.js';
-import type { CallResult } from './call-result.js';
-import { retryDelayMs } from './retry-policy.js';
+import type { SetTimer } from '../runtime/timers.js';
+import type { CallResult } from '../http/call-result.js';
+import { retryDelayMs } from '../http/retry-policy.js';
 
 export interface RetryTiming {
   setTimer: SetTimer;

@@ -6,7 +6,7 @@ import { createClusterMember, systemClock, type ClusterMember } from '../../clus
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observe/logger.js';
 import type { NodeMetrics } from '../observe/metrics.js';
-import type { Readiness } from '../node/readiness.js';
+import type { Readiness } from '../observe/readiness.js';
 import type { Invalidator } from '../invalidation/invalidator.js';
 import type { Peer } from '../api/responses.js';
 import type { CacheEntry } from '../cache/entry.js';

@@ -20,10 +20,10 @@ import type { RequestHandler, RequestOptions } from '../../cluster/index.js';
 import type { CacheEntry } from '../cache/entry.js';
 import { placementKey } from '../cache/policy/cache-key.js';
 import { keyOfRequest } from '../edge/client-request.js';
-import { HOP_BY_HOP_FIELDS } from '../edge/hop-by-hop.js';
+import { HOP_BY_HOP_FIELDS } from '../http/hop-by-hop.js';
 import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
 import { storedFields } from '../proxy/stored-response.js';
-import { SVC_FIELD_PREFIX } from '../proxy/forward-headers.js';
+import { SVC_FIELD_PREFIX } from '../fill/forward-headers.js';
 import type { Exchange } from '../proxy/exchange.js';
 import type { Fill, FillOpening } from '../fill/fill.js';
 import { forwardedAnswerHead, forwardedResult } from '../fill/forwarded-answer.js';
@@ -44,7 +44,8 @@ import {
   type PeerFetchPart,
   type PeerFetchRequest,
 } from './peer-fetch-wire.js';
-import { PEER_HOP_HEADER, type PeerRouting, type Route } from './peer-routing.js';
+import { PEER_HOP_HEADER, type PeerRouting } from './peer-routing.js';
+import type { Route } from '../proxy/cache-flow.js';
 
 /** The channel of the peer-fetch RPC: `/v1/peer/fetch` on the UDP transport (spec §4.1). */
 export const PEER_FETCH_CHANNEL = 'fetch';

@@ -5,6 +5,7 @@
 // marks a request an owner forwards to its own data plane carries a secret of this process.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { MemberInfo } from '../../cluster/index.js';
+import type { Route } from '../proxy/cache-flow.js';
 
 /**
  * Marks a request an owner forwards to its own data plane (peer fetch), which must then answer it
@@ -19,8 +20,6 @@ export interface RoutingMember {
   member(name: string): MemberInfo | undefined;
   on(event: 'suspect' | 'fail' | 'leave', listener: (member: MemberInfo) => void): () => void;
 }
-
-export type Route = { kind: 'here' } | { kind: 'owner'; owner: string } | { kind: 'origin'; reason: 'owner_suspect' };
 
 export class PeerRouting {
   private readonly hopTokenBytes: Buffer;

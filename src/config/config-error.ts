@@ -39,3 +39,12 @@ export class ConfigError extends Error {
     this.issues = issues;
   }
 }
+
+/** A valid configuration that a reload cannot apply (a key that needs a restart): the running one stays. */
+export class ReloadRefusedError extends Error {
+  override readonly name = 'ReloadRefusedError';
+  readonly code = 'restart_required';
+  constructor(readonly reasons: readonly string[]) {
+    super(`the configuration was not reloaded, the running one stays: ${reasons.join('; ')}`);
+  }
+}

@@ -2,7 +2,7 @@
 // Schema, and the redacted view for the admin API.
 
 export { type HostPort, splitHostPort } from './address.js';
-export { type ConfigIssue, ConfigError, formatConfigIssue } from './config-error.js';
+export { type ConfigIssue, ConfigError, formatConfigIssue, ReloadRefusedError } from './config-error.js';
 export { parseDurationMs } from './duration.js';
 export { configJsonSchema } from './json-schema.js';
 export { loadConfigFile, parseConfig, parseConfigText } from './load.js';

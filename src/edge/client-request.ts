@@ -4,8 +4,8 @@
 import { isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import { primaryKey } from '../cache/policy/cache-key.js';
-import { formatAuthority, parseAuthority, type Authority } from './authority.js';
-import { parseRequestTarget, type Scheme } from './request-target.js';
+import { formatAuthority, parseAuthority, type Authority } from '../http/authority.js';
+import { parseRequestTarget, type Scheme } from '../http/request-target.js';
 import { plainAddress, type TrustedProxies } from './trusted-proxies.js';
 
 /** A request the edge accepted, in validated parts. */

@@ -5,7 +5,7 @@
 import type { CacheEntry } from '../cache/entry.js';
 import type { HeaderLookup } from '../cache/policy/header-lookup.js';
 import type { StoreGate } from '../invalidation/invalidation-sequence.js';
-import type { TieredCache } from '../cache/tiered-cache.js';
+import type { TieredCache } from '../store/tiered-cache.js';
 import { Fill, type FillDeps, type FillOpening } from './fill.js';
 import { NO_FILL_COUNTERS, type FillCounters } from './fill-counters.js';
 import { FillTable, type JoinedFill } from './fill-table.js';

@@ -4,7 +4,6 @@
 // listeners (`drain` and `close`) for its whole life and at most one timer: nothing accumulates per
 // chunk or per wait.
 import type { ServerResponse } from 'node:http';
-import type { Exchange } from '../proxy/exchange.js';
 import type { FillBody } from './fill-body.js';
 
 /** Why a fill cut a client off. */
@@ -26,10 +25,19 @@ export interface ReadableFill {
 
 type ReaderState = 'claimed' | 'streaming' | 'done';
 
+/** The client a reader streams to: the data plane's exchange. */
+export interface ReaderClient {
+  readonly response: ServerResponse;
+  /** Body bytes handed to the client's socket, added to as the reader writes. */
+  bytesOut: number;
+  /** The request was handed to the key's home thread: its cut is counted there, not here. */
+  readonly handedOver: boolean;
+}
+
 export class FillReader {
   #state: ReaderState = 'claimed';
   #offset = 0;
-  #exchange: Exchange | undefined;
+  #exchange: ReaderClient | undefined;
   #response: ServerResponse | undefined;
   #blocked = false;
   #idleTimer: NodeJS.Timeout | undefined;
@@ -47,7 +55,7 @@ export class FillReader {
   }
 
   /** Streams the body to the exchange's client; its head must already be written. */
-  stream(exchange: Exchange): void {
+  stream(exchange: ReaderClient): void {
     if (this.#state !== 'claimed') return;
     const { response } = exchange;
     if (response.destroyed) {

@@ -10,11 +10,19 @@ import type { RequestDirectives } from '../cache/policy/request-directives.js';
 import { canStore, type StoreReason } from '../cache/policy/storability.js';
 import { surrogateKeys } from '../cache/policy/surrogate-keys.js';
 import { varyNames, variantKey } from '../cache/policy/vary.js';
-import { buildEntry, entryFromNotModified } from '../proxy/build-entry.js';
-import type { CachingRoute } from '../proxy/cache-flow.js';
-import { fetchFromOrigin, type OriginAnswer, type OriginFetch, type OriginRequest } from '../proxy/origin-fetch.js';
+import { buildEntry, entryFromNotModified } from './build-entry.js';
+import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
+import type { UpstreamPool } from '../upstream/upstream-pool.js';
+import { fetchFromOrigin, type OriginAnswer, type OriginFetch, type OriginRequest } from './origin-fetch.js';
 import type { AnswerHead, Fill, FillOpening } from './fill.js';
 import type { HitForPassMarkers } from './hit-for-pass.js';
+
+/** A route whose GET and HEAD requests the cache answers: its label, its origin pool and its policy. */
+export interface CachingRoute {
+  label: string;
+  pool: UpstreamPool;
+  policy: RouteCacheOptions;
+}
 
 /** What a fill asks of the origin. */
 export interface OriginFillRequest {

@@ -4,7 +4,7 @@
 // so an entry the walk has not reached yet is already never served. Bans queued while a walk runs are
 // walked together in the next one. A walk reads the hot tier's summaries (key, variant, fetch time,
 // tags), never a body: the tier is the node's one, shared by its threads, and walked once.
-import type { TieredCache } from '../cache/tiered-cache.js';
+import type { TieredCache } from '../store/tiered-cache.js';
 import type { Ban } from './ban.js';
 import { BanList } from './ban-list.js';
 import { TimeSlicer } from './time-slicer.js';

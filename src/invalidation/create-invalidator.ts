@@ -2,7 +2,7 @@
 // proxy runs on every lookup, 24-hour ban retention, and a journal that keeps bans across restarts.
 import { randomUUID } from 'node:crypto';
 import { entryFields, type CacheEntry } from '../cache/entry.js';
-import type { TieredCache } from '../cache/tiered-cache.js';
+import type { TieredCache } from '../store/tiered-cache.js';
 import type { Logger } from '../observe/logger.js';
 import type { StoredSummary } from '../store/cache-store.js';
 import { assertBanFieldLengths, compileBan, describeBan, type Ban } from './ban.js';

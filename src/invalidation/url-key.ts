@@ -1,8 +1,8 @@
 // Turns an operator's URL into the primary keys the proxy stores entries under, with the data plane's
-// own rules (src/edge/request-target.ts), and splits a key back into the host and path a ban's
+// own rules (src/http/request-target.ts), and splits a key back into the host and path a ban's
 // regexes are matched against.
 import { primaryKey } from '../cache/policy/cache-key.js';
-import { parseAbsoluteUrl, type Scheme } from '../edge/request-target.js';
+import { parseAbsoluteUrl, type Scheme } from '../http/request-target.js';
 
 const SCHEMES: readonly Scheme[] = ['http', 'https'];
 

@@ -3,7 +3,7 @@
 // which entries are evicted.
 import type { CacheEntry } from '../cache/entry.js';
 import type { Config } from '../config/index.js';
-import type { TieredCache } from '../cache/tiered-cache.js';
+import type { TieredCache } from '../store/tiered-cache.js';
 import { currentAgeMs } from '../cache/policy/age.js';
 import { reuseOutlook } from '../cache/policy/reuse-outlook.js';
 import { NO_HEADERS } from '../cache/policy/header-lookup.js';

@@ -3,7 +3,7 @@
 // one beside its control plane; a data-plane worker thread builds one alone (src/node/roles/).
 import type { Server } from 'node:http';
 import type { Config } from '../config/index.js';
-import type { TieredCache } from '../cache/tiered-cache.js';
+import type { TieredCache } from '../store/tiered-cache.js';
 import type { CacheEntry } from '../cache/entry.js';
 import type { InvalidationEngine } from '../invalidation/create-invalidator.js';
 import { FillLayer } from '../fill/fill-layer.js';
@@ -19,7 +19,7 @@ import type { NodeMetrics } from '../observe/metrics.js';
 import { createRejectionLog } from '../edge/rejections.js';
 import { TrustedProxies } from '../edge/trusted-proxies.js';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
-import { InFlightRequests } from './in-flight.js';
+import { InFlightRequests } from '../proxy/in-flight.js';
 import { close, listen, listeningFd, stopAccepting } from './listeners.js';
 import { buildRouting, type NodeLimits, type Routing } from './routing.js';
 import type { Teardown } from './teardown.js';

@@ -5,7 +5,7 @@
 // finish, a second drain waits for the first, and a drain after an undrain is a drain of its own.
 import type { Logger } from '../observe/logger.js';
 import type { DrainFlag } from './drain-flag.js';
-import type { Readiness } from './readiness.js';
+import type { Readiness } from '../observe/readiness.js';
 
 export interface DrainControlOptions {
   readiness: Readiness;

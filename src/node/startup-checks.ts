@@ -9,7 +9,7 @@ import { access, open, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Config, ConfigIssue } from '../config/index.js';
 import { adminTokenEnvIssue } from '../admin/admin-token.js';
-import { nodeInternalsEnvIssue } from './node-internals.js';
+import { nodeInternalsEnvIssue } from '../runtime/node-internals.js';
 import { missingLibp2pMessage, missingLibp2pPackages } from '../clustering/libp2p-packages.js';
 
 /** The system's error codes in the words an operator searches for. */

@@ -11,18 +11,14 @@
 // index is lmdb's, and nothing is rebuilt.
 import { join } from 'node:path';
 import type { Server } from 'node:http';
-import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
 import { ConfigError } from '../config/index.js';
 import { NodeMetrics } from '../observe/metrics.js';
-import type { BatchLimits } from '../observe/tracing/otel-tracer.js';
 import type { Logger } from '../observe/logger.js';
 import { createHotStore } from '../store/hot-store.js';
 import type { WarmStore } from '../store/warm/warm-store.js';
 import { discardedSchemaMessage } from '../store/warm/schema.js';
-import { TieredCache } from '../cache/tiered-cache.js';
-import type { CacheEntry } from '../cache/entry.js';
-import type { HeaderLookup } from '../cache/policy/header-lookup.js';
+import { TieredCache } from '../store/tiered-cache.js';
 import { AdminRouter } from '../admin/router.js';
 import { createAdminServer } from '../admin/admin-server.js';
 import { mountHealthRoutes } from '../admin/health-routes.js';
@@ -34,23 +30,19 @@ import { AuthFailureLimiter } from '../admin/auth-failures.js';
 import { mountReloadRoutes } from '../admin/reload-routes.js';
 import { createRejectionLog } from '../edge/rejections.js';
 import { createInvalidator, type InvalidationEngine } from '../invalidation/create-invalidator.js';
-import type { InvalidationReplicas } from '../invalidation/invalidator.js';
 import { CdnPropagator } from '../cdn/cdn-propagator.js';
 import { CdnInvalidator } from '../cdn/cdn-invalidator.js';
 import { registerCdnMetrics } from '../cdn/cdn-metrics.js';
 import { resolveCdnToken } from '../cdn/cdn-token.js';
-import type { RetryTiming } from '../cdn/send-with-retries.js';
 import type { BackgroundRefresher } from '../refresh/background-refresher.js';
 import { mountClusterRoutes } from '../admin/cluster-routes.js';
 import { DashboardSessions } from '../admin/dashboard/dashboard-session.js';
 import { mountDashboardRoutes } from '../admin/dashboard/dashboard-routes.js';
 import { summarizeMetrics, type MetricsSummary, type TierCapacities } from '../admin/dashboard/metrics-summary.js';
 import { ClusterNode } from '../clustering/cluster-node.js';
-import type { Exposition } from './workers/worker-metrics.js';
-import type { LineSink } from './workers/line-relay.js';
 import { createCacheCheck } from './cache-check.js';
 import { peerMetricsReport } from './peer-metrics-report.js';
-import { Readiness } from './readiness.js';
+import { Readiness } from '../observe/readiness.js';
 import { DrainFlag } from './drain-flag.js';
 import { DrainControl } from './drain-control.js';
 import { Teardown } from './teardown.js';
@@ -58,45 +50,19 @@ import { pinTickObjectShape } from './tick-object-shape.js';
 import { checkStartup } from './startup-checks.js';
 import { openLockedWarmStore } from './warm-directory.js';
 import { close, listenChecked, probeAddress } from './listeners.js';
-import { nodeInternalsAllowed } from './node-internals.js';
+import { nodeInternalsAllowed } from '../runtime/node-internals.js';
 import { startSuccessor, type UpgradeOutcome } from './upgrade-predecessor.js';
-import type { HandedSockets, Successor } from './upgrade-successor.js';
 import { DRAIN_TIMEOUT_MS } from './drain-timeout.js';
-import { ConfigReloader, type ReloadOutcome, type ReloadStep } from './reload/config-reloader.js';
-import { registerNodeReloadSteps, type ReloadableParts } from './reload/node-reload-steps.js';
+import { ConfigReloader, type ReloadOutcome } from './reload/config-reloader.js';
+import { registerNodeReloadSteps } from './reload/node-reload-steps.js';
 import { createFileReload } from './reload/reload-from-file.js';
 import { workerCount } from './workers/worker-count.js';
-import type { SharedClock } from './shared-clock.js';
 import { singleThreadSide } from './roles/single-thread-side.js';
 import { workerThreadsSide } from './roles/worker-threads-side.js';
+import type { DataPlaneThreads, DataSide, StartNodeOptions } from './roles/data-side.js';
 
 export { ListenError } from './listeners.js';
-
-export interface StartNodeOptions {
-  config: Config;
-  logger: Logger;
-  env?: NodeJS.ProcessEnv;
-  /**
-   * Tests only: a clock they move, which every thread of the node reads (a test's `now` function
-   * could not reach the worker threads).
-   */
-  clock?: SharedClock;
-  /** Tests only: the CDN propagation's timers and jitter, so its waits are seen without being spent. */
-  cdnTiming?: Partial<RetryTiming>;
-  /** The file `config` was read from: with it the node can reload (`reload()`, `POST /v1/reload`). */
-  configFile?: string;
-  /** Reload steps of the caller's own parts (`svc serve` owns the log format). */
-  reloadSteps?: readonly ReloadStep[];
-  /** Tests only: the span export's batching, so a full queue or a failed export is seen quickly. */
-  tracingBatch?: Partial<BatchLimits>;
-  /** Where the data-plane worker threads' log lines go, whole; standard output by default. */
-  workerOutput?: LineSink;
-  /**
-   * This process was started by an upgrading predecessor, whose sockets and directory the node takes
-   * over as it starts; the caller tells the predecessor it serves (Successor.serving) once started.
-   */
-  successor?: Successor;
-}
+export type { DataPlaneThreads, StartNodeOptions } from './roles/data-side.js';
 
 export interface SvcNode {
   /** `http://host:port` of the data plane and of the admin API, with the ports actually bound. */
@@ -143,74 +109,6 @@ export interface SvcNode {
   /** Closes the cluster, listeners, pools and stores, newest first; the warm tier is flushed before it closes. */
   stop(): Promise<void>;
 }
-
-/** A node's data-plane worker threads. */
-export interface DataPlaneThreads {
-  /** The threadId of each slot's worker; undefined while a slot's worker is started again. */
-  threadIds(): (number | undefined)[];
-  /** Ends the worker of `slot` at once, whatever it is doing (it is started again). */
-  terminate(slot: number): Promise<void>;
-  /** Workers started again after one ended, since start. */
-  readonly restarts: number;
-}
-
-/** What the control plane has built when it asks the data side to build itself. */
-export interface ControlParts {
-  config: () => Config;
-  firstConfig: Config;
-  logger: Logger;
-  now: () => number;
-  metrics: NodeMetrics;
-  readiness: Readiness;
-  cache: TieredCache;
-  warm: WarmStore | undefined;
-  invalidator: InvalidationEngine;
-  cluster: ClusterNode | undefined;
-  teardown: Teardown;
-  options: StartNodeOptions;
-  /** Whether the node drains: every data-plane thread reads it on each request. */
-  drainFlag: DrainFlag;
-}
-
-/** What serves the data plane, as the control plane uses it. */
-export interface DataSide {
-  /** Where each invalidation is applied too before it answers (the worker threads). */
-  readonly replicas: InvalidationReplicas | undefined;
-  /** Builds what serves, once the cache, the engine and the cluster member exist. */
-  build(parts: ControlParts): Promise<void>;
-  /**
-   * Opens the data plane; resolves with its URL. `handed`: the listening sockets of the configured
-   * address an upgraded predecessor handed over, taken rather than opened (upgrade-successor.ts).
-   */
-  start(onServingChange: (serving: number, total: number) => void, handed: HandedSockets | undefined): Promise<string>;
-  /** The descriptors of the data plane's listening sockets, for an upgrade's successor. */
-  listeningFds(): Promise<number[]>;
-  /**
-   * After an upgrade handed the sockets over: stops taking connections, and resolves once the data
-   * plane's connections ended (true) or after `timeoutMs` (false).
-   */
-  stopAccepting(timeoutMs: number): Promise<boolean>;
-  /** The fresh entry a plain request for `key` would be answered from (peer fetch's owner side). */
-  freshEntry(key: string, requestHeaders: HeaderLookup): CacheEntry | undefined;
-  /** Where the owner side asks this node's data plane for `key` (PeerFetcherOptions.dataPlane). */
-  dataPlaneFor(key: string): string;
-  /**
-   * Waits for in-flight data-plane requests (the drain flag has already told every thread to stop
-   * offering keep-alive); true once they are done, false when the drain timed out.
-   */
-  drain(): Promise<boolean>;
-  /** After the control plane reloaded the file: the data plane applies it too. */
-  reloaded(): Promise<void>;
-  exposition(own: Registry, openMetrics: boolean): Promise<Exposition>;
-  metricsSource(own: Registry): Pick<Registry, 'getMetricsAsJSON'>;
-  readonly refresher: BackgroundRefresher | undefined;
-  readonly threads: DataPlaneThreads | undefined;
-  /** Resolves once the refresher has heard of every hit served so far (SvcNode.gatherHits). */
-  gatherHits(): Promise<void>;
-  /** What a configuration reload changes on this side. */
-  reloadParts(): Partial<ReloadableParts>;
-}
-
 
 export async function startNode(options: StartNodeOptions): Promise<SvcNode> {
   const teardown = new Teardown();

@@ -11,7 +11,7 @@
 // bench's 1 KiB HIT after 20 s idle: 24k req/s instead of 32k for a bare `http` server, and svc the
 // same. One live tick object keeps its map chain, and so the recorded maps, alive.
 import { executionAsyncResource } from 'node:async_hooks';
-import { nodeInternalsAllowed } from './node-internals.js';
+import { nodeInternalsAllowed } from '../runtime/node-internals.js';
 
 let kept: object | undefined;
 

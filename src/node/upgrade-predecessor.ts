@@ -19,7 +19,7 @@ import { Server as NetServer } from 'node:net';
 import type { Server } from 'node:http';
 import type { Logger } from '../observe/logger.js';
 import { listen, listeningFd } from './listeners.js';
-import { nodeInternalsAllowed } from './node-internals.js';
+import { nodeInternalsAllowed } from '../runtime/node-internals.js';
 import { FIRST_HANDED_FD, isSuccessorMessage, UPGRADE_ENV, type HandedOver, type PredecessorMessage } from './upgrade-protocol.js';
 
 /** How long a successor may take to serve: a first start of the data-plane threads can be slow. */

@@ -3,24 +3,22 @@
 // background revalidation runs, and send everything else to the fill layer: a miss or a revalidation
 // joins the busy fill of its key or starts one, and reads it at its own pace (DESIGN principle 12).
 import { entryFields, type CacheEntry } from '../cache/entry.js';
-import type { TieredCache } from '../cache/tiered-cache.js';
+import type { TieredCache } from '../store/tiered-cache.js';
 import { headersFromRaw, type HeaderLookup } from '../cache/policy/header-lookup.js';
 import { requestDirectives, type RequestDirectives } from '../cache/policy/request-directives.js';
 import { decideReuse, staleIfUnreachableAllowed } from '../cache/policy/reuse.js';
 import { originAnswerResult, settledResult, type FillOutcome } from '../cache/policy/cache-result.js';
 import { evaluateConditional, notModifiedFields } from '../cache/policy/conditional.js';
 import { ageSeconds } from '../cache/policy/age.js';
-import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
 import type { Logger } from '../observe/logger.js';
 import type { CacheResult, Source } from '../observe/metrics.js';
 import { passedAnswer, type AnswerHead, type Fill, type FillHead, type FillOpening, type FillResult } from '../fill/fill.js';
-import type { OriginFillRequest } from '../fill/origin-opening.js';
+import type { CachingRoute, OriginFillRequest } from '../fill/origin-opening.js';
 import type { FillLayer } from '../fill/fill-layer.js';
 import type { FillReader } from '../fill/fill-reader.js';
-import type { Route } from '../clustering/peer-routing.js';
 import type { Exchange } from './exchange.js';
-import { fetchFromOrigin, type OriginRequest } from './origin-fetch.js';
+import { fetchFromOrigin, type OriginRequest } from '../fill/origin-fetch.js';
 import { relayInformational } from './informational.js';
 import { passThrough } from './pass-through.js';
 import { sendProxyError, sendUpstreamFailure } from './respond.js';
@@ -78,14 +76,11 @@ export interface PeerFetch {
   ): (fill: Fill) => Promise<FillOpening>;
 }
 
+/** Where a strong-mode request goes: answered here, by the key's owner, or by the origin. */
+export type Route = { kind: 'here' } | { kind: 'owner'; owner: string } | { kind: 'origin'; reason: 'owner_suspect' };
+
 /** Request fields only a full answer of the owner's data plane (or the origin's) satisfies. */
 const NEEDS_OWN_ANSWER = ['if-none-match', 'if-modified-since', 'range', 'if-range'];
-
-export interface CachingRoute {
-  label: string;
-  pool: UpstreamPool;
-  policy: RouteCacheOptions;
-}
 
 interface Hit {
   entry: CacheEntry;

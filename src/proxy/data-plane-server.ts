@@ -5,7 +5,7 @@
 import type { Server } from 'node:http';
 import type { Counter } from 'prom-client';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
-import type { TieredCache } from '../cache/tiered-cache.js';
+import type { TieredCache } from '../store/tiered-cache.js';
 import { invalidationTargets } from '../cache/policy/unsafe-invalidation.js';
 import type { Logger } from '../observe/logger.js';
 import { isEdgeRejection, readEdgeRequest, type EdgeRequestOptions } from '../edge/client-request.js';
@@ -13,7 +13,8 @@ import { createEdgeServer, expectsContinue, type ListenerLimits } from '../edge/
 import type { TrustedProxies } from '../edge/trusted-proxies.js';
 import type { MatchedRoute, RouteTable, RouteRule } from './route-table.js';
 import { Exchange, type ExchangeDeps } from './exchange.js';
-import type { CacheFlow, CachingRoute } from './cache-flow.js';
+import type { CacheFlow } from './cache-flow.js';
+import type { CachingRoute } from '../fill/origin-opening.js';
 import type { RouteCacheOptions } from '../cache/policy/route-cache-options.js';
 import type { FillLayer } from '../fill/fill-layer.js';
 import { headersFromIncoming } from '../cache/policy/header-lookup.js';

@@ -11,10 +11,10 @@ import { performance } from 'node:perf_hooks';
 import type { AccessLog } from '../observe/access-log.js';
 import type { Logger } from '../observe/logger.js';
 import type { CacheResult, NodeMetrics, Source } from '../observe/metrics.js';
-import type { InFlightRequests } from '../node/in-flight.js';
+import type { InFlightRequests } from './in-flight.js';
 import type { EdgeRequest } from '../edge/client-request.js';
 import type { RejectionLog } from '../edge/rejections.js';
-import type { Forwarding } from './forward-headers.js';
+import type { Forwarding } from '../fill/forward-headers.js';
 import type { RequestTrace, RequestTracer } from '../observe/tracing/request-trace.js';
 
 export interface ExchangeDeps {

@@ -16,14 +16,14 @@ import * as v from 'valibot';
 import type { IncomingMessage } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { keyHash } from '../shared-memory/key-hash.js';
-import { HOP_BY_HOP_FIELDS } from '../edge/hop-by-hop.js';
+import { HOP_BY_HOP_FIELDS } from '../http/hop-by-hop.js';
 import type { EdgeRequest } from '../edge/client-request.js';
 import { forwardedAnswerHead, forwardedResult } from '../fill/forwarded-answer.js';
 import { announcedLength } from '../fill/origin-opening.js';
 import type { Fill, FillOpening } from '../fill/fill.js';
 import type { CacheResult, Source } from '../observe/metrics.js';
 import type { Exchange } from './exchange.js';
-import { responseFieldsFromOrigin, SVC_FIELD_PREFIX } from './forward-headers.js';
+import { responseFieldsFromOrigin, SVC_FIELD_PREFIX } from '../fill/forward-headers.js';
 import { relayInformational } from './informational.js';
 
 /** Carries the node's internal token: a request with it was handed over by a sibling thread. */

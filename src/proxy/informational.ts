@@ -9,7 +9,7 @@
 // reaches it (undici fails an unsolicited 100, and svc's own Node server answers a client's
 // `Expect: 100-continue` itself), 101 is an upgrade svc does not proxy, and no other 1xx is in use.
 import { validateHeaderName, validateHeaderValue, type ServerResponse } from 'node:http';
-import { responseFieldsFromOrigin } from './forward-headers.js';
+import { responseFieldsFromOrigin } from '../fill/forward-headers.js';
 import type { Exchange } from './exchange.js';
 
 /** A 1xx answer as undici reports it. */

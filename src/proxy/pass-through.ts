@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { UpstreamPool, UpstreamResponse } from '../upstream/upstream-pool.js';
 import type { FillLayer } from '../fill/fill-layer.js';
 import { passedAnswer } from '../fill/fill.js';
-import { originRequestHeaders, responseFieldsFromOrigin, withVia } from './forward-headers.js';
+import { originRequestHeaders, responseFieldsFromOrigin, withVia } from '../fill/forward-headers.js';
 import type { Exchange } from './exchange.js';
 import { relayInformational } from './informational.js';
 import { guardBody, type GuardedBody } from './request-body.js';

@@ -1,6 +1,6 @@
 // Writing the head of a whole stored response: the stored fields as they are, then `Age` and
 // `X-Cache`. A stored field list is validated once, the first time it is served, and from then on
-// handed to Node through its own header slot (src/node/outgoing-header-slot.ts), which Node writes
+// handed to Node through its own header slot (src/proxy/outgoing-header-slot.ts), which Node writes
 // without validating each field again on every hit.
 //
 // The list goes over packed: Node frames a response by a handful of fields (Content-Length, Date…)
@@ -9,7 +9,7 @@
 // of every stored field plus Age and X-Cache, which measured about 400 ns per hit on Node 20.
 import { validateHeaderName, validateHeaderValue, type ServerResponse } from 'node:http';
 import type { CacheResult } from '../observe/metrics.js';
-import { handOverFields, outgoingHeaderSlot, type OutgoingFields } from '../node/outgoing-header-slot.js';
+import { handOverFields, outgoingHeaderSlot, type OutgoingFields } from './outgoing-header-slot.js';
 
 /**
  * The fields Node's head writer reads to frame a response (`matchHeader` in Node's

@@ -3,7 +3,7 @@
 // serve it yet (a clustered node catching up). The cache flow looks up every request this way; peer
 // fetch's owner side asks whether a key is stored fresh before it involves the data plane.
 import type { CacheEntry } from '../cache/entry.js';
-import type { CacheHit, TieredCache } from '../cache/tiered-cache.js';
+import type { CacheHit, TieredCache } from '../store/tiered-cache.js';
 import type { HeaderLookup } from '../cache/policy/header-lookup.js';
 import { requestDirectives } from '../cache/policy/request-directives.js';
 import { decideReuse } from '../cache/policy/reuse.js';

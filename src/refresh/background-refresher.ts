@@ -6,11 +6,11 @@
 // operator's view of every choice made here.
 import type { Registry } from 'prom-client';
 import type { CacheEntry } from '../cache/entry.js';
-import type { TieredCache } from '../cache/tiered-cache.js';
+import type { TieredCache } from '../store/tiered-cache.js';
 import { decideReuse, type ReuseEntry } from '../cache/policy/reuse.js';
 import { NO_REQUEST_DIRECTIVES } from '../cache/policy/request-directives.js';
-import type { CachingRoute } from '../proxy/cache-flow.js';
-import type { OriginRequest } from '../proxy/origin-fetch.js';
+import type { CachingRoute } from '../fill/origin-opening.js';
+import type { OriginRequest } from '../fill/origin-fetch.js';
 import type { Logger } from '../observe/logger.js';
 import type { FillLayer } from '../fill/fill-layer.js';
 import { DueQueue } from './due-queue.js';
@@ -22,7 +22,7 @@ import { RefreshMetrics, type SkipReason } from './refresh-metrics.js';
 import { RefreshRegistry, recordId, type RegistryRecord } from './refresh-registry.js';
 import { readRegistryFile, writeRegistryFile, type PersistedRecord } from './registry-file.js';
 import { TokenBucket } from './token-bucket.js';
-import { realSetTimer, type CancelTimer, type SetTimer } from './timers.js';
+import { realSetTimer, type CancelTimer, type SetTimer } from '../runtime/timers.js';
 
 /** A route with `refresh_before_expiry`: what the proxy knows of it, and its popularity gate. */
 export interface RefreshRoute extends CachingRoute {

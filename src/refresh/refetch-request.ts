@@ -2,9 +2,9 @@
 // the request fields the entry's Vary names, and nothing else. Cookies and credentials the response did
 // not vary on are not kept (the registry is persisted to disk), so the origin answers the refresh as
 // it answers any client sending the same selecting fields.
-import type { OriginRequest } from '../proxy/origin-fetch.js';
+import type { OriginRequest } from '../fill/origin-fetch.js';
 import { schemeOfKey } from '../cache/policy/cache-key.js';
-import { formatAuthority, parseAuthority } from '../edge/authority.js';
+import { formatAuthority, parseAuthority } from '../http/authority.js';
 
 /** A refresh sends only the Vary-selecting fields it kept, so no route rule has anything to strip. */
 const NOTHING_STRIPPED: ReadonlySet<string> = new Set();

@@ -2,10 +2,10 @@
 // coalesced with clients' revalidations of the key, judged by the same RFC rules (RFC 9111 §3, §4.3.4)
 // and stored through the same store gate as a client's revalidation.
 import type { CacheEntry } from '../cache/entry.js';
-import { variantWithKey, type TieredCache } from '../cache/tiered-cache.js';
+import { variantWithKey, type TieredCache } from '../store/tiered-cache.js';
 import { headersFromRaw } from '../cache/policy/header-lookup.js';
-import type { CachingRoute } from '../proxy/cache-flow.js';
-import type { OriginRequest } from '../proxy/origin-fetch.js';
+import type { CachingRoute } from '../fill/origin-opening.js';
+import type { OriginRequest } from '../fill/origin-fetch.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import type { FillLayer } from '../fill/fill-layer.js';
 import type { StoreOutcome } from '../fill/fill.js';

@@ -41,7 +41,7 @@ export function hotEntryBytes(entry: CacheEntry): number {
 }
 
 /** Creates a store over `options.memory`, or over new memory of `options.maxBytes`. */
-export function createHotStore(options: HotStoreOptions): SharedHotStore {
+export function createHotStore(options: HotStoreOptions): SharedHotStore & HotStore {
   if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0) {
     throw new StoreError('invalid_option', `hot store maxBytes must be a positive integer, got ${options.maxBytes}`);
   }

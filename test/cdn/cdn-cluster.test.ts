@@ -4,7 +4,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFakeCdn, OK, type FakeCdn } from './support/fake-cdn.js';
 import { startCdnNode, until, type CdnNode } from './support/cdn-node.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { CLUSTER_SECRET } from '../support/svc-cluster.js';
 
 const SITE = 'https://shop.example.com';

@@ -4,7 +4,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { CloudflareClient, MAX_VALUES_PER_CALL } from '../../src/cdn/cloudflare-client.js';
-import type { CallResult } from '../../src/cdn/call-result.js';
+import type { CallResult } from '../../src/http/call-result.js';
 import { startFakeCdn, OK, cloudflareError, type FakeCdn, type FakeCdnAnswer } from './support/fake-cdn.js';
 
 const TOKEN = 'cf-token-Qz7vK2pL9xW4mN8rT1yU';

@@ -1,8 +1,8 @@
 // Spec §6.3: which failed calls are retried, how many times, and after how long.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_RETRIES, MAX_RETRY_AFTER_MS, parseRetryAfterMs, retryDelayMs } from '../../src/cdn/retry-policy.js';
-import type { CallResult } from '../../src/cdn/call-result.js';
+import { MAX_RETRIES, MAX_RETRY_AFTER_MS, parseRetryAfterMs, retryDelayMs } from '../../src/http/retry-policy.js';
+import type { CallResult } from '../../src/http/call-result.js';
 
 const rateLimited = (retryAfterMs?: number): CallResult => ({ outcome: 'rate_limited', retryAfterMs, message: '429' });
 const serverError: CallResult = { outcome: 'server_error', status: 503, message: '503' };

@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestOrigin } from '../support/test-origin.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { fetchRaw } from '../support/http.js';
 import { eventually } from '../support/eventually.js';
 import { CLI_PATH } from './support/run-cli.js';

@@ -7,7 +7,7 @@ import { after, describe, test, type TestContext } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { fetchRaw } from '../support/http.js';
 import { eventually } from '../support/eventually.js';
 import { CLUSTER_SECRET } from '../support/svc-cluster.js';

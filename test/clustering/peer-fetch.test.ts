@@ -6,7 +6,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { keyOfRequest } from '../../src/edge/client-request.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { fetchRaw, header } from '../support/http.js';
 import { metricValue } from '../support/caching-fixture.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';

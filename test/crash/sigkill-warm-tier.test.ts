@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { metricValue } from '../support/caching-fixture.js';
 import { openWarmTables } from '../../src/store/warm/tables.js';
 import { decodeEntry } from '../../src/store/warm/record-codec.js';

@@ -17,7 +17,7 @@ import { configJsonSchema } from '../../src/config/json-schema.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { fetchRaw } from '../support/http.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { CLUSTER_SECRET } from '../support/svc-cluster.js';
 import { parseExposition } from '../support/svc-metrics.js';
 import { readDocMentions, type DocMentions, type Mention } from './support/doc-mentions.js';

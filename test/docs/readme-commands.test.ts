@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { DEMO_DEFAULTS } from '../../examples/demo/demo-env.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { fetchRaw } from '../support/http.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));

@@ -26,7 +26,7 @@ import { PEER_FETCH_CHANNEL } from '../../src/clustering/peer-fetcher.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvcCluster, clusterAdmin, pathsOwnedBy, CLUSTER_TOKEN, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
 import { fetchRaw, header } from '../support/http.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const SITE = 'shop.example';

@@ -67,7 +67,7 @@ describe('Connection removes only hop-by-hop fields (item 3)', () => {
       for (const name of ['keep-alive', 'te', 'upgrade', 'proxy-authorization']) assert.equal(seen[name], undefined, name);
     }));
 
-  test('there is one hop-by-hop list in the code base (src/edge/hop-by-hop.ts)', async () => {
+  test('there is one hop-by-hop list in the code base (src/http/hop-by-hop.ts)', async () => {
     const root = fileURLToPath(new URL('../../../', import.meta.url));
     const holders: string[] = [];
     for (const dir of ['src', 'cluster', 'transports']) {
@@ -77,7 +77,7 @@ describe('Connection removes only hop-by-hop fields (item 3)', () => {
         if (/'proxy-connection'/.test(text)) holders.push(join(dir, entry));
       }
     }
-    assert.deepEqual(holders, [join('src', 'edge', 'hop-by-hop.ts')]);
+    assert.deepEqual(holders, [join('src', 'http', 'hop-by-hop.ts')]);
   });
 });
 

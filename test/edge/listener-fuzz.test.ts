@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { rawGet, sendRaw } from '../support/raw-http.js';
 import { fetchRaw } from '../support/http.js';
 import { CLUSTER_SECRET } from '../support/svc-cluster.js';

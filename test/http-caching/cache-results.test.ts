@@ -4,7 +4,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { header, type Answer, type RequestFields } from '../support/http.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { startCachingFixture, type CachingFixture } from '../support/caching-fixture.js';
 import { eventually } from './exchanges.js';
 

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CacheEntry } from '../../src/cache/entry.js';
-import { TieredCache, variantWithKey } from '../../src/cache/tiered-cache.js';
+import { TieredCache, variantWithKey } from '../../src/store/tiered-cache.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { createHotStore, type HotStore } from '../../src/store/hot-store.js';
 import { openWarmStore, type WarmStore } from '../../src/store/warm/warm-store.js';

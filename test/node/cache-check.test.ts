@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { CacheEntry } from '../../src/cache/entry.js';
 import { keyOfUrl } from '../../src/invalidation/url-key.js';
-import { TieredCache } from '../../src/cache/tiered-cache.js';
+import { TieredCache } from '../../src/store/tiered-cache.js';
 import { createCacheCheck } from '../../src/node/cache-check.js';
 import { createHotStore, hotEntryBytes } from '../../src/store/hot-store.js';
 import { makeEntry } from '../store/entry-fixture.js';

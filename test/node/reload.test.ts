@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { Client } from 'undici';
 import { ConfigError } from '../../src/config/index.js';
-import { ReloadRefusedError } from '../../src/node/reload/config-reloader.js';
+import { ReloadRefusedError } from '../../src/config/index.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { fetchRaw } from '../support/http.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { startTestOrigin } from '../support/test-origin.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { fetchRaw, header } from '../support/http.js';
 import { runCli } from '../cli/support/run-cli.js';
 

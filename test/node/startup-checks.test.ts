@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LIBP2P_PACKAGES, missingLibp2pMessage, missingLibp2pPackages } from '../../src/clustering/libp2p-packages.js';
 import { LOCK_FILE_NAME } from '../../src/store/warm/directory-lock.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { fetchRaw } from '../support/http.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));

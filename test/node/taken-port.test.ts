@@ -12,7 +12,7 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { CLI } from '../support/workers/serve-process.js';
 
 /** A server of this test's own on a port the system picks: that port is taken for svc. */

@@ -21,7 +21,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { LIBP2P_PACKAGES } from '../../src/clustering/libp2p-packages.js';
 import { startTestOrigin } from '../support/test-origin.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { fetchRaw } from '../support/http.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));

@@ -8,8 +8,8 @@ import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
-import { outgoingHeaderSlot } from '../../src/node/outgoing-header-slot.js';
-import { nodeInternalsAllowed } from '../../src/node/node-internals.js';
+import { outgoingHeaderSlot } from '../../src/proxy/outgoing-header-slot.js';
+import { nodeInternalsAllowed } from '../../src/runtime/node-internals.js';
 import { storedSlotFields, writeStoredHead } from '../../src/proxy/stored-head.js';
 
 /** The head lines of one GET answered on a fresh connection, status line first, as sent. */

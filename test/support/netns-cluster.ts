@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eventually } from './eventually.js';
-import { freePort } from './free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { fetchRaw } from './http.js';
 import { inNamespace, readyLine } from './netns.js';
 import type { RelayForward } from './netns-relay.js';

@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { freePort } from './free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { inNamespace, ip, readyLine } from './netns.js';
 import type { RelayForward } from './netns-relay.js';
 import { forwardConnections } from './socket-forwarder.js';

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { fetchRaw } from './http.js';
 import { checkAdminAnswers, stopCheckingAdminAnswers } from './openapi-conformance.js';
 

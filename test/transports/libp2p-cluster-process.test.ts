@@ -13,7 +13,7 @@ import { DEFAULT_MEMBERSHIP_CONFIG, maxSuspicionTimeoutMs, minSuspicionTimeoutMs
 import { loadOrCreateNodeKey } from '../../transports/libp2p/index.js';
 import { FAST_PROFILE } from './fixtures/fast-profile.js';
 import { MemberProcess, type MemberEvent } from './support/member-process.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 
 const MEMBER_SCRIPT = fileURLToPath(new URL('./fixtures/libp2p-cluster-member.js', import.meta.url));
 /** Room for process start-up and scheduling on a loaded CI machine, on top of the protocol's own bound. */

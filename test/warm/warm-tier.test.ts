@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fetchRaw, header } from '../support/http.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { metricValue } from '../support/caching-fixture.js';

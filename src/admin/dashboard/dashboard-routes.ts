@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Registry } from 'prom-client';
 import { buildInfo } from '../../version/build-info.js';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../../api/api-error.js';
 import { createTokenCheck, requireToken, type AuthFailureGuard } from '../auth.js';
 import { readBody, readJsonBody } from '../json-body.js';
 import { sendJson } from '../json-response.js';

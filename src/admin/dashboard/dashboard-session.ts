@@ -5,7 +5,7 @@
 // the dashboard's pages carry and every state change must present. Logging out revokes the nonce
 // until the session would have expired. Decisions recorded in docs/decisions.md.
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../../api/api-error.js';
 
 /** The cookie's name: one name, whatever the scheme, so a script's cookie jar needs no special case. */
 export const SESSION_COOKIE = 'svc_session';

@@ -2,7 +2,7 @@
 
 import type { CacheEntry } from '../entry.js';
 import { DELTA_SECONDS_MAX, parseDeltaSeconds } from './cache-control.js';
-import { parseHttpDate } from './http-date.js';
+import { parseHttpDate } from '../../http/http-date.js';
 
 /**
  * `corrected_initial_age` in ms: the larger of the apparent age (receipt time − Date) and the

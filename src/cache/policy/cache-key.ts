@@ -1,8 +1,8 @@
 // Primary cache keys (RFC 9111 §2): the target URI, built from parts the edge has already parsed and
 // validated (src/edge/), never by joining raw strings, so no Host or target can spell another key.
 
-import { formatAuthority, type Authority } from '../../edge/authority.js';
-import type { Scheme } from '../../edge/request-target.js';
+import { formatAuthority, type Authority } from '../../http/authority.js';
+import type { Scheme } from '../../http/request-target.js';
 
 /** What primaryKey does, for documentation and the admin API's debug output. */
 export const PRIMARY_KEY_DESCRIPTION =

@@ -3,7 +3,7 @@
 import type { CacheEntry } from '../entry.js';
 import { entityTagListMatches, isWildcard } from './entity-tag.js';
 import { firstRawValue, type HeaderLookup } from './header-lookup.js';
-import { parseHttpDate } from './http-date.js';
+import { parseHttpDate } from '../../http/http-date.js';
 
 /**
  * - `not_modified`: answer 304 from the stored response (with notModifiedFields);

@@ -1,7 +1,7 @@
 // Freshness lifetime of a response (RFC 9111 §4.2.1, §4.2.2).
 
 import type { HeaderLookup } from './header-lookup.js';
-import { parseHttpDate } from './http-date.js';
+import { parseHttpDate } from '../../http/http-date.js';
 import { HEURISTICALLY_CACHEABLE_STATUSES } from './status-codes.js';
 import type { EffectiveCacheControl } from './targeted-cache-control.js';
 

@@ -3,8 +3,8 @@
 import type { CacheEntry } from '../entry.js';
 import { isStrongEntityTag } from './entity-tag.js';
 import type { HeaderLookup } from './header-lookup.js';
-import { parseHttpDate } from './http-date.js';
-import { connectionOptions, HOP_BY_HOP_FIELDS } from '../../edge/hop-by-hop.js';
+import { parseHttpDate } from '../../http/http-date.js';
+import { connectionOptions, HOP_BY_HOP_FIELDS } from '../../http/hop-by-hop.js';
 
 /**
  * Fields a 304 never replaces in the stored response (§3.2): Content-Length and the other fields the

@@ -3,7 +3,7 @@
 import type { CacheEntry } from '../entry.js';
 import { isStrongEntityTag, strongEntityTagsMatch } from './entity-tag.js';
 import { firstRawValue, type HeaderLookup } from './header-lookup.js';
-import { parseHttpDate } from './http-date.js';
+import { parseHttpDate } from '../../http/http-date.js';
 
 /** An inclusive byte range within the body. */
 export interface ByteRange {

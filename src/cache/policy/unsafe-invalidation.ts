@@ -4,8 +4,8 @@
 
 import type { HeaderLookup } from './header-lookup.js';
 import { primaryKey, type KeyParts } from './cache-key.js';
-import { formatAuthority } from '../../edge/authority.js';
-import { parseAbsoluteUrl, type AbsoluteUrl } from '../../edge/request-target.js';
+import { formatAuthority } from '../../http/authority.js';
+import { parseAbsoluteUrl, type AbsoluteUrl } from '../../http/request-target.js';
 
 /** Safe methods (RFC 9110 §9.2.1); every other method, known or not, invalidates. */
 const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);

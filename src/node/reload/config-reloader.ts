@@ -9,7 +9,7 @@
 // flight finish on what they started with; the cache and the connections stay.
 import { isDeepStrictEqual } from 'node:util';
 import type { Config } from '../../config/index.js';
-import { redactConfig } from '../../config/index.js';
+import { redactConfig, ReloadRefusedError } from '../../config/index.js';
 
 /** Swaps the new values in; must not throw (all checks belong to `prepare`). */
 export type Commit = () => void;
@@ -19,14 +19,6 @@ export interface ReloadStep {
   keys: readonly string[];
   /** Checks the new configuration and returns how to apply it; throws ReloadRefusedError to refuse. */
   prepare(next: Config, previous: Config): Commit | Promise<Commit>;
-}
-
-export class ReloadRefusedError extends Error {
-  override readonly name = 'ReloadRefusedError';
-  readonly code = 'restart_required';
-  constructor(readonly reasons: readonly string[]) {
-    super(`the configuration was not reloaded, the running one stays: ${reasons.join('; ')}`);
-  }
 }
 
 /** What a reload did: the keys whose new values now apply (empty when nothing changed). */

@@ -16,7 +16,8 @@ import type { BackgroundRefresher } from '../../refresh/background-refresher.js'
 import type { HotStore } from '../../store/hot-store.js';
 import type { InvalidationEngine } from '../../invalidation/create-invalidator.js';
 import { buildRouting, refreshSetup, type Routing } from '../routing.js';
-import { ReloadRefusedError, type ConfigReloader } from './config-reloader.js';
+import { ReloadRefusedError } from '../../config/index.js';
+import type { ConfigReloader } from './config-reloader.js';
 
 export interface ReloadableParts {
   logger: Logger;

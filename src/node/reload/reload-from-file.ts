@@ -7,7 +7,8 @@ import type { Config } from '../../config/index.js';
 import { ConfigError, loadConfigFile } from '../../config/index.js';
 import type { Logger } from '../../observe/logger.js';
 import { checkStartup } from '../startup-checks.js';
-import { ReloadRefusedError, type ConfigReloader, type ReloadOutcome } from './config-reloader.js';
+import { ReloadRefusedError } from '../../config/index.js';
+import type { ConfigReloader, ReloadOutcome } from './config-reloader.js';
 
 export interface FileReloadOptions {
   file: string;

@@ -6,7 +6,7 @@ import { buildDataPlane, type DataPlane } from '../data-plane.js';
 import { refreshSetup } from '../routing.js';
 import { createNodeLimitsMemory, nodeLimits } from '../node-limits.js';
 import { registryExposition } from '../workers/worker-metrics.js';
-import type { ControlParts, DataSide } from '../svc-node.js';
+import type { ControlParts, DataSide } from './data-side.js';
 import { DRAIN_TIMEOUT_MS } from '../drain-timeout.js';
 import { probeAddress } from '../listeners.js';
 

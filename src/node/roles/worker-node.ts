@@ -11,7 +11,7 @@ import type { Logger } from '../../observe/logger.js';
 import { NodeMetrics } from '../../observe/metrics.js';
 import { createHotStore, type HotMemory } from '../../store/hot-store.js';
 import { WarmReader } from '../../store/warm/warm-reader.js';
-import { TieredCache } from '../../cache/tiered-cache.js';
+import { TieredCache } from '../../store/tiered-cache.js';
 import { createInvalidator, type InvalidationEngine } from '../../invalidation/create-invalidator.js';
 import { SiblingRouting, siblingSocket } from '../../proxy/home-routing.js';
 import { buildDataPlane } from '../data-plane.js';

@@ -20,7 +20,7 @@ import { PeerRelay } from '../workers/peer-relay.js';
 import { buildRouting, refreshSetup, type Routing } from '../routing.js';
 import { probeAddress } from '../listeners.js';
 import { clearWorker, createNodeLimitsMemory, nodeLimits } from '../node-limits.js';
-import type { ControlParts, DataSide, StartNodeOptions } from '../svc-node.js';
+import type { ControlParts, DataSide, StartNodeOptions } from './data-side.js';
 
 const stdoutLines = { write: (line: string): void => void process.stdout.write(line) };
 

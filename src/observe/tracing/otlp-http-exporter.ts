@@ -12,7 +12,7 @@ import { ExportResultCode, globalErrorHandler, type ExportResult } from '@opente
 import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { Pool } from 'undici';
-import { parseRetryAfterMs } from '../../cdn/retry-policy.js';
+import { parseRetryAfterMs } from '../../http/retry-policy.js';
 import { isRetryableNetworkError, isRetryableStatus, retryDelayMs } from './otlp-retry.js';
 
 export interface OtlpHttpExporterOptions {

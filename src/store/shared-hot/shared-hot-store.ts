@@ -16,7 +16,6 @@
 import type { CacheEntry } from '../../cache/entry.js';
 import { MAX_VARIANTS, type PutOutcome, type StoredSummary } from '../cache-store.js';
 import { StoreError } from '../errors.js';
-import type { HotStore } from '../hot-store.js';
 import {
   CAPACITY,
   EVICTIONS,
@@ -94,7 +93,8 @@ interface Position {
   logical: number;
 }
 
-export class SharedHotStore implements HotStore {
+/** The hot tier's one implementation; hot-store.ts checks that it is a HotStore where it makes one. */
+export class SharedHotStore {
   readonly tier = 'hot';
   readonly #v: HotViews;
   readonly #onEvict: ((entry: CacheEntry) => void) | undefined;

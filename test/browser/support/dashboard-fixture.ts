@@ -4,7 +4,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../support/free-port.js';
+import { freePort } from '../../../bench/support/free-port.js';
 import { fetchRaw } from '../../support/http.js';
 import { startSvc, type SvcUnderTest } from '../../support/svc-harness.js';
 import { startTestOrigin, type TestOrigin } from '../../support/test-origin.js';

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { ageSeconds, correctedInitialAgeMs, currentAgeMs } from '../../../src/cache/policy/age.js';
 import { describeResponse } from '../../../src/cache/policy/describe-response.js';
 import { DEFAULT_HEURISTIC_MAX_MS, freshnessLifetime, type FreshnessOptions, type FreshnessSource } from '../../../src/cache/policy/freshness.js';
-import { parseHttpDate } from '../../../src/cache/policy/http-date.js';
+import { parseHttpDate } from '../../../src/http/http-date.js';
 import { effectiveCacheControl } from '../../../src/cache/policy/targeted-cache-control.js';
 import { entry, fields, httpDate, T0 } from './fixtures.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { invalidationTargets } from '../../../src/cache/policy/unsafe-invalidation.js';
-import { parseAuthority } from '../../../src/edge/authority.js';
+import { parseAuthority } from '../../../src/http/authority.js';
 import { fields } from './fixtures.js';
 
 describe('RFC 9111 §4.4 invalidation after unsafe methods', () => {

@@ -2,7 +2,7 @@
 // cool-down (the batch window, retry back-offs) pass at once, and cool-downs are held until the test
 // fires them. The jitter's randomness is fixed at 0.5, so each wait has one expected value.
 import { COOL_DOWN_BASE_MS, BATCH_WINDOW_MS } from '../../../src/cdn/purge-queue.js';
-import type { CancelTimer } from '../../../src/refresh/timers.js';
+import type { CancelTimer } from '../../../src/runtime/timers.js';
 
 export class CdnTestTimers {
   /** Every delay asked for, in order. */

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestOrigin } from '../../support/test-origin.js';
-import { freePort } from '../../support/free-port.js';
+import { freePort } from '../../../bench/support/free-port.js';
 import { fetchRaw, rawHttpGet } from '../../support/http.js';
 import { CLUSTER_SECRET } from '../../support/svc-cluster.js';
 import { untilWarmSynced } from '../../support/workers/serve-process.js';

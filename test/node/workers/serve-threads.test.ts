@@ -12,7 +12,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestOrigin, type TestOrigin } from '../../support/test-origin.js';
-import { freePort } from '../../support/free-port.js';
+import { freePort } from '../../../bench/support/free-port.js';
 import { fetchRaw, rawHttpGet } from '../../support/http.js';
 import { eventually } from '../../support/eventually.js';
 import { CLI, killProcess, untilWarmSynced } from '../../support/workers/serve-process.js';

@@ -13,7 +13,7 @@ import { aggregatedExposition } from '../../../src/node/workers/worker-metrics.j
 import { NodeMetrics } from '../../../src/observe/metrics.js';
 import { createLogger } from '../../../src/observe/logger.js';
 import { LogCapture } from '../../support/svc-harness.js';
-import { freePort } from '../../support/free-port.js';
+import { freePort } from '../../../bench/support/free-port.js';
 
 const WORKER = new URL('../../support/workers/test-worker.js', import.meta.url);
 

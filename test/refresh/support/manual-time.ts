@@ -1,6 +1,6 @@
 // A clock and a timer function the test moves by hand: advancing fires, in order, every timer that
 // falls due on the way, with the clock set to each one's due time when it fires.
-import type { SetTimer } from '../../../src/refresh/timers.js';
+import type { SetTimer } from '../../../src/runtime/timers.js';
 
 interface PendingTimer {
   atMs: number;

@@ -7,7 +7,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../free-port.js';
+import { freePort } from '../../../bench/support/free-port.js';
 import { fetchRaw } from '../http.js';
 import { eventually } from '../eventually.js';
 

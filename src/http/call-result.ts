@@ -1,6 +1,7 @@
-// What one CDN API call came to, in the classes the retry rules of spec §6.3 tell apart. Messages are
-// built by svc from the status, the CDN's own error text and the network error's code, and are
-// scrubbed of the token (cloudflare-client.ts), so they may be logged and shown as `last_error`.
+// What one call to an HTTP API (a CDN's, a trace collector's) came to, in the classes the retry rules
+// of spec §6.3 tell apart. Messages are built by svc from the status, the API's own error text and the
+// network error's code, and are scrubbed of the token (src/cdn/cloudflare-client.ts), so they may be
+// logged and shown as `last_error`.
 
 export type CallResult =
   | { outcome: 'ok' }

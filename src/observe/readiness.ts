@@ -1,7 +1,7 @@
 // What `/readyz` reports (spec §3.2): named startup phases (log replay, ring build, join…) that
 // are active then complete, and named conditions that must all hold for the node to take traffic.
 // A drained node is ready again only once undrained (`POST /v1/undrain`, drain-control.ts) or restarted.
-import type { NodeMetrics } from '../observe/metrics.js';
+import type { NodeMetrics } from './metrics.js';
 
 export interface ReadinessCondition {
   /** Stable name, e.g. `listeners_bound`, `warm_store_indexed`. */

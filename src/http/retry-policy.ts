@@ -1,8 +1,9 @@
-// When a failed CDN call is tried again (spec §6.3, §7, §8), as pure functions: 429, 5xx and network
-// errors are retried, at most MAX_RETRIES times per call in all; any other 4xx is not. Waits grow
+// When a failed call to an HTTP API (a CDN's, spec §6.3, §7, §8; a trace collector's) is tried again,
+// as pure functions: 429, 5xx and network errors are retried, at most MAX_RETRIES times per call in all;
+// any other 4xx is not. Waits grow
 // exponentially with "equal jitter" (half fixed, half random: AWS Architecture Blog, "Exponential
 // Backoff and Jitter", 2015), and a 429's Retry-After is a floor the jitter is added to.
-import { parseHttpDate } from '../cache/policy/http-date.js';
+import { parseHttpDate } from './http-date.js';
 import type { CallResult } from './call-result.js';
 
 /** Spec §8: 3 retries per call for 429, 5xx and network errors. */

@@ -19,7 +19,7 @@
 import { IncomingMessage, OutgoingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { nodeInternalsAllowed } from './node-internals.js';
+import { nodeInternalsAllowed } from '../runtime/node-internals.js';
 
 /** What the slot holds: each field under its lower-case name, as `[name as sent, value]`. */
 export type OutgoingFields = Readonly<Record<string, readonly [string, string]>>;

@@ -2,8 +2,8 @@
 // find), stores go to the hot tier and are written through to the warm one, whose bounded write
 // queue makes the disk copy asynchronous. A hot eviction demotes the entry to the warm tier when the
 // write-through copy was dropped under pressure. Store failures degrade to misses (DESIGN principle 6).
-import type { CacheEntry } from './entry.js';
-import { MAX_VARIANTS, type CacheStore, type PutOutcome } from '../store/cache-store.js';
+import type { CacheEntry } from '../cache/entry.js';
+import { MAX_VARIANTS, type CacheStore, type PutOutcome } from './cache-store.js';
 
 export interface CacheHit {
   entry: CacheEntry;

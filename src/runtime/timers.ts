@@ -1,5 +1,6 @@
-// The one way the refresher waits: a function that arms a timer and answers how to cancel it. The real
-// one is Node's setTimeout; tests pass one they fire by hand, with the clock they move.
+// The one way the refresher and the CDN purge queue wait: a function that arms a timer and answers how
+// to cancel it. The real one is Node's setTimeout; tests pass one they fire by hand, with the clock
+// they move.
 
 export type CancelTimer = () => void;
 export type SetTimer = (callback: () => void, delayMs: number) => CancelTimer;

@@ -7,8 +7,8 @@
 // (svc answers it, RFC 9110 §10.1.1), and the fields the route strips (method and URL overrides by
 // default). `Connection` cannot remove anything else: a client listing `host` or `accept-language`
 // there would otherwise make the origin answer something other than what the key and Vary say.
-import { connectionOptions, HOP_BY_HOP_FIELDS } from '../edge/hop-by-hop.js';
-import type { Scheme } from '../edge/request-target.js';
+import { connectionOptions, HOP_BY_HOP_FIELDS } from '../http/hop-by-hop.js';
+import type { Scheme } from '../http/request-target.js';
 
 export const VIA_VALUE = '1.1 svc';
 
