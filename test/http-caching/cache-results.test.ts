@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { header, type Answer, type RequestFields } from '../support/http.js';
 import { freePort } from '../../bench/support/free-port.js';
 import { startCachingFixture, type CachingFixture } from '../support/caching-fixture.js';
-import { eventually } from './exchanges.js';
+import { eventually } from '../support/eventually.js';
 
 const MAX_OBJECT_BYTES = 4096;
 
@@ -58,11 +58,11 @@ describe('X-Cache and cache_result through svc', { timeout: 60_000 }, () => {
     for (const request of requests) answers.push(await f.get(path, request));
     assert.deepEqual(answers.map((answer) => header(answer, 'x-cache')), xCache, 'X-Cache');
     const total = Object.values(counted).reduce((sum, value) => sum + value, 0);
-    let seen: Counts = {};
-    await eventually(async () => {
-      seen = difference(countsByResult(await f.metrics()), before);
-      return Object.values(seen).reduce((sum, value) => sum + value, 0) >= total;
-    }, 'the requests to be counted');
+    const seen = await eventually(
+      'the requests to be counted',
+      async () => difference(countsByResult(await f.metrics()), before),
+      (counts) => Object.values(counts).reduce((sum, value) => sum + value, 0) >= total,
+    );
     assert.deepEqual(seen, counted, 'cache_result');
     return answers;
   }
@@ -136,7 +136,7 @@ describe('X-Cache and cache_result through svc', { timeout: 60_000 }, () => {
     f.on('/cut', { headers: { 'cache-control': 'max-age=600' }, body: '0123456789', cutAfterBytes: 4 });
     const before = countsByResult(await f.metrics());
     await assert.rejects(f.get('/cut'));
-    await eventually(async () => Object.keys(difference(countsByResult(await f.metrics()), before)).length > 0, 'the request to be counted');
+    await eventually('the request to be counted', async () => difference(countsByResult(await f.metrics()), before), (counts) => Object.keys(counts).length > 0);
     assert.deepEqual(difference(countsByResult(await f.metrics()), before), { MISS: 1 });
   });
 
@@ -155,7 +155,7 @@ describe('X-Cache and cache_result through svc', { timeout: 60_000 }, () => {
     await f.get('/stale');
     f.svc.clock.advance(20_000);
     await expectResults('/stale', [{}], ['STALE'], { STALE: 1 });
-    await eventually(() => f.originRequests('/stale').length === 2, 'the background revalidation');
+    await eventually('the background revalidation', () => f.originRequests('/stale').length, (asked) => asked === 2);
     f.svc.clock.advance(20_000);
     await expectResults('/stale', [{}], ['REVALIDATED'], { REVALIDATED: 1 });
   });
@@ -175,7 +175,7 @@ describe('X-Cache and cache_result through svc', { timeout: 60_000 }, () => {
     const answers = await Promise.all([0, 1, 2].map(() => f.get('/coalesced')));
     assert.deepEqual(answers.map((answer) => header(answer, 'x-cache')).sort(), ['HIT', 'HIT', 'MISS']);
     assert.equal(f.originRequests('/coalesced').length, 1);
-    await eventually(async () => (difference(countsByResult(await f.metrics()), before).HIT ?? 0) === 2, 'the waiters to be counted HIT');
+    await eventually('the waiters to be counted HIT', async () => difference(countsByResult(await f.metrics()), before), (counts) => (counts.HIT ?? 0) === 2);
   });
 });
 
@@ -193,7 +193,7 @@ describe('X-Cache and cache_result when the store refuses an answer once its bod
     const answers = [await f.get('/too-large-for-the-tier'), await f.get('/too-large-for-the-tier')];
     assert.deepEqual(answers.map((answer) => header(answer, 'x-cache')), ['MISS', 'MISS']);
     assert.equal(f.originRequests('/too-large-for-the-tier').length, 2, 'not stored');
-    await eventually(async () => (difference(countsByResult(await f.metrics()), before).BYPASS ?? 0) === 2, 'both to be counted');
+    await eventually('both to be counted', async () => difference(countsByResult(await f.metrics()), before), (counts) => (counts.BYPASS ?? 0) === 2);
     assert.deepEqual(difference(countsByResult(await f.metrics()), before), { BYPASS: 2 });
   });
 });

@@ -46,6 +46,7 @@ describe('truncated and close-delimited bodies through svc', { timeout: 60_000 }
           if (answer.end === 'fin') socket.end();
           // An origin that dies mid-body: the reset comes after the bytes were read (a reset sent on
           // the heels of its data may reach a loopback reader as a plain end, which nobody can tell).
+          // A sleep, not a wait: svc shows nothing of having read the bytes that a test could wait on.
           else setTimeout(() => socket.resetAndDestroy(), 50);
         });
       });

@@ -44,12 +44,3 @@ export async function exchange(f: CachingFixture, path: string, reply: PathReply
   }
   return answers;
 }
-
-/** Polls until `check` holds: for work svc finishes after the client has its answer. */
-export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

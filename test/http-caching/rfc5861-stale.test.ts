@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { header } from '../support/http.js';
 import type { OriginReply } from '../support/test-origin.js';
 import { startCachingFixture, type CachingFixture } from '../support/caching-fixture.js';
-import { eventually } from './exchanges.js';
+import { eventually } from '../support/eventually.js';
 
 describe('stale-while-revalidate through svc', { timeout: 60_000 }, () => {
   let f: CachingFixture;
@@ -31,11 +31,7 @@ describe('stale-while-revalidate through svc', { timeout: 60_000 }, () => {
       assert.equal(header(answer, 'x-cache'), 'STALE');
     }
     // Clients keep getting STALE until the one revalidation (800 ms at the origin) has landed.
-    let fresh = await f.get('/swr');
-    for (let i = 0; i < 300 && header(fresh, 'x-cache') === 'STALE'; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      fresh = await f.get('/swr');
-    }
+    const fresh = await eventually('the revalidation landed', () => f.get('/swr'), (answer) => header(answer, 'x-cache') !== 'STALE');
     const requests = f.originRequests('/swr');
     assert.equal(requests.length, 2, 'exactly one background revalidation');
     assert.equal(requests[1]?.headers['if-none-match'], '"s1"');
@@ -52,13 +48,8 @@ describe('stale-while-revalidate through svc', { timeout: 60_000 }, () => {
     await f.get('/swr/replaced');
     f.svc.clock.advance(20_000);
     assert.equal((await f.get('/swr/replaced')).body, 'version 0');
-    await eventually(() => f.originRequests('/swr/replaced').length === 2, 'the background fetch');
-    let hit = await f.get('/swr/replaced');
-    for (let i = 0; i < 50 && hit.body !== 'version 1'; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      hit = await f.get('/swr/replaced');
-    }
-    assert.equal(hit.body, 'version 1');
+    await eventually('the background fetch', () => f.originRequests('/swr/replaced').length, (asked) => asked === 2);
+    const hit = await eventually('the new version served', () => f.get('/swr/replaced'), (answer) => answer.body === 'version 1');
     assert.equal(header(hit, 'x-cache'), 'HIT');
   });
 
@@ -114,7 +105,7 @@ describe('route overrides of the stale windows', { timeout: 60_000 }, () => {
       f.svc.clock.advance(25_000);
       const answer = await f.get('/route-swr');
       assert.equal(header(answer, 'x-cache'), 'STALE');
-      await eventually(() => f.originRequests('/route-swr').length === 2, 'the background revalidation');
+      await eventually('the background revalidation', () => f.originRequests('/route-swr').length, (asked) => asked === 2);
     } finally {
       await f.close();
     }

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { header } from '../support/http.js';
 import type { OriginReply } from '../support/test-origin.js';
 import { startCachingFixture, type CachingFixture } from '../support/caching-fixture.js';
-import { eventually, exchange } from './exchanges.js';
+import { eventually } from '../support/eventually.js';
+import { exchange } from './exchanges.js';
 import { R, requirement, type Requirement } from './rfc-requirements.js';
 
 const LAST_MODIFIED = 'Mon, 01 Jan 2024 00:00:00 GMT';
@@ -149,7 +150,7 @@ describe('RFC 9111 §4.3.1, §4.3.3, §4.3.4 and §3.2 revalidating through svc'
     await f.get('/combine/bare-swr');
     f.svc.clock.advance(20_000);
     assert.equal(header(await f.get('/combine/bare-swr'), 'x-cache'), 'STALE');
-    await eventually(async () => header(await f.get('/combine/bare-swr'), 'x-cache') === 'HIT', 'the entry to be fresh again');
+    await eventually('the entry to be fresh again', async () => header(await f.get('/combine/bare-swr'), 'x-cache'), (xCache) => xCache === 'HIT');
     assert.equal(f.originRequests('/combine/bare-swr').length, 2, 'one background revalidation, no refetch');
   });
 
