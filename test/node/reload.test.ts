@@ -9,6 +9,7 @@ import { ConfigError } from '../../src/config/index.js';
 import { ReloadRefusedError } from '../../src/config/index.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw } from '../support/http.js';
 
 const TOKEN = 'test-admin-token-0123456789';
@@ -63,7 +64,7 @@ describe('configuration reload', () => {
     try {
       assert.deepEqual(await get('/kept'), { body: 'a/kept', cache: 'MISS' });
       const slow = get('/slow');
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await eventually('/slow at the origin', () => a.requests.some((request) => request.url === '/slow'), (asked) => asked);
 
       const outcome = await reloadWith({
         pools: [
@@ -188,7 +189,7 @@ describe('configuration reload', () => {
 
       // One upload connection, 200 ms to wait for it: a second upload behind a slow one gets 504.
       const slow = fetchRaw(`${edge.dataUrl}/upload/slow`, { method: 'POST', body: 'a' });
-      while (!origin.requests.some((request) => request.url === '/upload/slow')) await new Promise((resolve) => setTimeout(resolve, 10));
+      await eventually('/upload/slow at the origin', () => origin.requests.some((request) => request.url === '/upload/slow'), (asked) => asked);
       assert.equal((await fetchRaw(`${edge.dataUrl}/upload/queued`, { method: 'POST', body: 'b' })).status, 504, 'pools[].upload_connections and queue_timeout');
       assert.equal((await slow).status, 200);
 

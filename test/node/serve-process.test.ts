@@ -11,21 +11,14 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { startTestOrigin } from '../support/test-origin.js';
 import { freePort } from '../../bench/support/free-port.js';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw, header } from '../support/http.js';
 import { runCli } from '../cli/support/run-cli.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 async function waitReady(adminUrl: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetchRaw(`${adminUrl}/readyz`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('svc did not become ready');
+  await eventually('svc ready', async () => (await fetchRaw(`${adminUrl}/readyz`)).status, (status) => status === 200, { timeoutMs: 15_000, everyMs: 100, tolerateErrors: true });
 }
 
 describe('svc serve', () => {
@@ -78,9 +71,7 @@ describe('svc serve', () => {
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     /** Waits until `text` was logged `times` times. */
     const logged = async (text: string, times = 1): Promise<void> => {
-      const count = (): number => stdout.split(text).length - 1;
-      for (let i = 0; i < 150 && count() < times; i++) await new Promise((resolve) => setTimeout(resolve, 100));
-      assert.ok(count() >= times, `logged ${times} times: ${text}`);
+      await eventually(`${text} logged ${times} times`, () => stdout.split(text).length - 1, (count) => count >= times, { timeoutMs: 15_000 });
     };
     const admin = `http://127.0.0.1:${adminPort}`;
     const authorized = (token: string) => fetchRaw(`${admin}/v1/stats`, { headers: { authorization: `Bearer ${token}` } });

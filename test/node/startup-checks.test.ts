@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { LIBP2P_PACKAGES, missingLibp2pMessage, missingLibp2pPackages } from '../../src/clustering/libp2p-packages.js';
 import { LOCK_FILE_NAME } from '../../src/store/warm/directory-lock.js';
 import { freePort } from '../../bench/support/free-port.js';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw } from '../support/http.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -35,13 +36,15 @@ function serve(config: string, env: NodeJS.ProcessEnv = { SVC_ADMIN_TOKEN: TOKEN
 }
 
 async function waitReady(adminPort: number, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 150; i++) {
-    const answer = await fetchRaw(`http://127.0.0.1:${adminPort}/readyz`).catch(() => undefined);
-    if (answer?.status === 200) return;
-    assert.equal(child.exitCode, null, 'svc exited before it was ready');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  assert.fail('svc did not become ready');
+  await eventually(
+    'svc ready',
+    () => fetchRaw(`http://127.0.0.1:${adminPort}/readyz`).then((answer) => answer.status, () => 0),
+    (status) => {
+      assert.equal(child.exitCode, null, 'svc exited before it was ready');
+      return status === 200;
+    },
+    { timeoutMs: 15_000, everyMs: 100 },
+  );
 }
 
 describe('startup checks', () => {

@@ -6,12 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { WorkerSupervisor } from '../../../src/node/workers/worker-supervisor.js';
 import { aggregatedExposition } from '../../../src/node/workers/worker-metrics.js';
 import { NodeMetrics } from '../../../src/observe/metrics.js';
 import { createLogger } from '../../../src/observe/logger.js';
+import { eventually } from '../../support/eventually.js';
 import { LogCapture } from '../../support/svc-harness.js';
 import { freePort } from '../../../bench/support/free-port.js';
 
@@ -92,8 +92,7 @@ test('log lines of every worker reach one output whole, even lines longer than a
     const outcome = await supervisor.calls.call('invalidate', { type: 'purge', url: `log:${lines}:6000` }, { onFailure: 'report' });
     assert.deepEqual(outcome.answers, [lines, lines]);
     const logged = (): Record<string, unknown>[] => output.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === 'line');
-    const deadline = Date.now() + 20_000;
-    while (logged().length < 2 * lines && Date.now() < deadline) await sleep(50);
+    await eventually('every line of both workers logged', () => logged().length, (count) => count >= 2 * lines, { timeoutMs: 20_000, everyMs: 50 });
     for (const line of output) assert.ok(line.endsWith('\n') && line.indexOf('\n') === line.length - 1, 'one line per write');
     const perWorker = new Map<unknown, number[]>();
     for (const line of logged()) perWorker.set(line.worker_thread, [...(perWorker.get(line.worker_thread) ?? []), line.i as number]);

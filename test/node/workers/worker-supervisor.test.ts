@@ -8,14 +8,16 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { WorkerSupervisor, type WorkerSupervisorOptions } from '../../../src/node/workers/worker-supervisor.js';
 import { createLogger } from '../../../src/observe/logger.js';
+import { eventually } from '../../support/eventually.js';
 import { LogCapture } from '../../support/svc-harness.js';
 import { freePort } from '../../../bench/support/free-port.js';
 
 const WORKER = new URL('../../support/workers/test-worker.js', import.meta.url);
+/** Workers start in a thread of their own: on a loaded machine that takes seconds. */
+const WAIT = { timeoutMs: 20_000, everyMs: 20 };
 
 interface Started {
   supervisor: WorkerSupervisor;
@@ -59,14 +61,6 @@ function running(supervisor: WorkerSupervisor, id: number): boolean {
   return supervisor.threadIds().includes(id);
 }
 
-async function until(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
 test('every worker serves the one port, and stop ends them all', async () => {
   const { supervisor, url } = await startWorkers();
   const threads = supervisor.threadIds() as number[];
@@ -81,10 +75,10 @@ test('a worker that dies is started again and logged, and the others serve meanw
   try {
     const [victim, survivor] = supervisor.threadIds() as [number, number];
     await supervisor.terminate(0);
-    await until(() => supervisor.readyCount === 1, 'the dead worker to be noticed');
+    await eventually('the dead worker to be noticed', () => supervisor.readyCount, (ready) => ready === 1, WAIT);
     // Until its replacement serves, every request is answered by the other worker.
     assert.deepEqual(await answeringThreads(url, 5), new Set([survivor]));
-    await until(() => supervisor.readyCount === 2, 'the replacement to serve');
+    await eventually('the replacement to serve', () => supervisor.readyCount, (ready) => ready === 2, WAIT);
     const replacement = supervisor.threadIds()[0];
     assert.ok(replacement !== undefined && replacement !== victim);
     assert.deepEqual(await answeringThreads(url), new Set([replacement, survivor]));
@@ -105,11 +99,11 @@ test('a worker that keeps dying is started again after a wait that doubles', asy
     await writeFile(crashFile, '');
     await supervisor.terminate(0);
     const delays = (): number[] => logs.lines.filter((line) => line.worker === 0 && line.restart_in_ms !== undefined).map((line) => line.restart_in_ms as number);
-    await until(() => delays().length >= 4, 'four restarts');
+    await eventually('four restarts', delays, (waits) => waits.length >= 4, WAIT);
     assert.deepEqual(delays().slice(0, 4), [20, 40, 80, 160]);
     assert.equal(supervisor.readyCount, 1, 'the other worker serves throughout');
     await rm(crashFile);
-    await until(() => supervisor.readyCount === 2, 'the worker to serve again once it can');
+    await eventually('the worker to serve again once it can', () => supervisor.readyCount, (ready) => ready === 2, WAIT);
   } finally {
     await supervisor.stop();
     await rm(dir, { recursive: true, force: true });
@@ -166,13 +160,13 @@ test('a worker that does not answer in time, or fails, is terminated: it may hav
     const hung = await supervisor.calls.call('invalidate', { type: 'purge', url: 'hang' }, { onFailure: 'terminate', timeoutMs: 300 });
     assert.equal(hung.failed.length, 2);
     assert.match(hung.failed[0]!.reason, /no answer to invalidate within 300 ms/);
-    await until(() => before.every((id) => !running(supervisor, id)), 'the workers that hung to be terminated');
-    await until(() => supervisor.readyCount === 2, 'their replacements');
+    await eventually('the workers that hung to be terminated', () => supervisor.threadIds(), (ids) => before.every((id) => !ids.includes(id)), WAIT);
+    await eventually('their replacements', () => supervisor.readyCount, (ready) => ready === 2, WAIT);
     const failing = supervisor.threadIds() as number[];
     const failed = await supervisor.calls.call('invalidate', { type: 'purge', url: 'fail' }, { onFailure: 'terminate' });
     assert.deepEqual(failed.failed.map((failure) => failure.reason), ['internal: refused on purpose', 'internal: refused on purpose']);
-    await until(() => failing.every((id) => !running(supervisor, id)), 'the workers that failed to be terminated');
-    await until(() => supervisor.readyCount === 2, 'their replacements');
+    await eventually('the workers that failed to be terminated', () => supervisor.threadIds(), (ids) => failing.every((id) => !ids.includes(id)), WAIT);
+    await eventually('their replacements', () => supervisor.readyCount, (ready) => ready === 2, WAIT);
     // Gathering figures only reports a worker that does not answer.
     const reporting = supervisor.threadIds() as number[];
     const reported = await supervisor.calls.call('invalidate', { type: 'purge', url: 'hang' }, { onFailure: 'report', timeoutMs: 200 });
