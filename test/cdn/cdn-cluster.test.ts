@@ -3,7 +3,8 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFakeCdn, OK, type FakeCdn } from './support/fake-cdn.js';
-import { startCdnNode, until, type CdnNode } from './support/cdn-node.js';
+import { eventually } from '../support/eventually.js';
+import { startCdnNode, type CdnNode } from './support/cdn-node.js';
 import { freePort } from '../../bench/support/free-port.js';
 import { CLUSTER_SECRET } from '../support/svc-cluster.js';
 
@@ -21,13 +22,12 @@ describe('CDN propagation in a cluster', () => {
         startCdnNode(cdn, { config: { hop_limit: 2, cluster: { mode: 'strong', node_name: `n${index}`, secret: CLUSTER_SECRET, bind, join: binds.filter((b) => b !== bind) } } }),
       ),
     );
-    await until(async () => {
-      for (const node of nodes) {
-        const peers = (await node.admin('GET', '/v1/cluster/peers')).json as { state: string }[];
-        if (peers.filter((peer) => peer.state === 'alive').length !== nodes.length) return false;
-      }
-      return true;
-    }, 'membership to converge', 20_000);
+    await eventually(
+      'membership to converge',
+      () => Promise.all(nodes.map(async (node) => ((await node.admin('GET', '/v1/cluster/peers')).json as { state: string }[]).filter((peer) => peer.state === 'alive').length)),
+      (alive) => alive.every((count) => count === nodes.length),
+      { timeoutMs: 20_000 },
+    );
   });
   after(async () => {
     for (const node of nodes) await node.stop();
@@ -35,15 +35,13 @@ describe('CDN propagation in a cluster', () => {
   });
 
   async function applied(type: 'purge' | 'ban', count: number): Promise<void> {
-    await until(async () => {
-      for (const node of nodes) {
-        const stats = (await node.admin('GET', '/v1/stats')).json as { invalidations: Record<string, number> };
-        if (stats.invalidations[type] !== count) return false;
-      }
-      return true;
-    }, `every node to apply ${count} ${type}`);
+    await eventually(
+      `every node to apply ${count} ${type}`,
+      () => Promise.all(nodes.map(async (node) => ((await node.admin('GET', '/v1/stats')).json as { invalidations: Record<string, number> }).invalidations[type])),
+      (applied) => applied.every((each) => each === count),
+    );
     // Whatever any node queued for the CDN has gone out.
-    await until(async () => (await Promise.all(nodes.map((node) => node.status()))).every((status) => status.pending === 0), 'nothing pending');
+    await eventually('nothing pending', () => Promise.all(nodes.map(async (node) => (await node.status()).pending)), (pending) => pending.every((count) => count === 0));
   }
 
   test('a purge sent to one node is one CDN call, from that node alone', async () => {

@@ -7,7 +7,8 @@ import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeCdn, OK, cloudflareError, type FakeCdn, type FakeCdnHandler } from './support/fake-cdn.js';
-import { startCdnNode, until, type CdnNode } from './support/cdn-node.js';
+import { eventually } from '../support/eventually.js';
+import { startCdnNode, type CdnNode } from './support/cdn-node.js';
 import { PENDING_FILE_NAME } from '../../src/cdn/pending-purges.js';
 import { CdnError } from '../../src/cdn/errors.js';
 
@@ -44,7 +45,7 @@ describe('pending CDN purges', () => {
       const first = await start(() => ({ status: 503 }));
       const urls = Array.from({ length: 40 }, (_, i) => `${SITE}/batch/${i}`);
       await first.admin('POST', '/v1/purge', { url: `${SITE}/single` });
-      await until(async () => (await first.status()).last_error !== null, 'the first call to run out of retries');
+      await eventually('the first call to run out of retries', () => first.status(), (status) => status.last_error !== null);
       await first.admin('POST', '/v1/purge/batch', { urls });
       assert.equal((await first.status()).pending, 41);
       await first.stop();
@@ -56,7 +57,7 @@ describe('pending CDN purges', () => {
       try {
         const started = second.svc.logs.lines.find((line) => line.msg === 'CDN propagation on');
         assert.equal(started?.pending, 41);
-        await until(async () => (await second.status()).pending === 0, 'the pending purges to be sent');
+        await eventually('the pending purges to be sent', () => second.status(), (status) => status.pending === 0);
         const sent = cdn.calls.flatMap((call) => call.body.files as string[]);
         assert.deepEqual(sent, [`${SITE}/single`, ...urls], 'each once, oldest first');
         assert.equal(cdn.calls.length, 2, '41 purges in ceil(41 / 30) calls');
@@ -78,18 +79,22 @@ describe('pending CDN purges', () => {
       cdn.calls.length = 0;
       const first = await start(() => cloudflareError(403, 10000, 'Authentication error'));
       await first.admin('POST', '/v1/purge', { url: `${SITE}/a` });
-      await until(async () => (await first.status()).last_error !== null, 'the refusal');
+      await eventually('the refusal', () => first.status(), (status) => status.last_error !== null);
+      const timersAsked = first.timers.waits.length;
       await first.admin('POST', '/v1/ban', { surrogate_key: 'b' });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Once the ban is pending, the queue has decided whether to send: every send of so few purges
+      // (a batch window, a retry) waits on a timer the test's timers record, so none asked for
+      // proves that nothing will go out, without waiting to see.
+      await eventually('the ban pending', () => first.status(), (status) => status.pending === 2);
+      assert.deepEqual(first.timers.waits.slice(timersAsked), [], 'no send and no retry scheduled after the refusal');
       assert.equal(cdn.calls.length, 1, 'nothing sent after the refusal, no retry of it');
-      assert.equal((await first.status()).pending, 2);
       assert.equal((await first.svc.logs.find('the refusal logged', (line) => line.msg === 'CDN refused the token or zone: purges stay pending until the node restarts')).level, 'warn');
       await first.stop();
 
       cdn.calls.length = 0;
       const second = await start(() => OK);
       try {
-        await until(async () => (await second.status()).pending === 0, 'the pending purges to be sent');
+        await eventually('the pending purges to be sent', () => second.status(), (status) => status.pending === 0);
         assert.deepEqual(
           cdn.calls.map((call) => call.body),
           [{ files: [`${SITE}/a`] }, { tags: ['b'] }],
@@ -115,7 +120,7 @@ describe('pending CDN purges', () => {
     const node = await start(() => ({ status: 503 }), false);
     assert.equal(node.svc.logs.lines.find((line) => String(line.msg).startsWith('no warm tier: CDN purges'))?.level, 'warn');
     await node.admin('POST', '/v1/purge', { url: `${SITE}/lost` });
-    await until(async () => (await node.status()).last_error !== null, 'the retries to run out');
+    await eventually('the retries to run out', () => node.status(), (status) => status.last_error !== null);
     await node.stop();
     const lost = node.svc.logs.lines.find((line) => line.msg === 'stopping with CDN purges not confirmed; without a warm tier they are lost');
     assert.equal(lost?.level, 'error');

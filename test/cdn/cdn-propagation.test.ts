@@ -4,7 +4,8 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFakeCdn, OK, cloudflareError, type FakeCdn, type FakeCdnAnswer, type FakeCdnHandler } from './support/fake-cdn.js';
-import { startCdnNode, sample, until, ZONE, CDN_TOKEN, type CdnNode } from './support/cdn-node.js';
+import { eventually } from '../support/eventually.js';
+import { startCdnNode, sample, ZONE, CDN_TOKEN, type CdnNode } from './support/cdn-node.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { fetchRaw } from '../support/http.js';
 import { errorCode, errorMessage } from '../api/support/admin-fetch.js';
@@ -45,7 +46,7 @@ describe('CDN propagation', () => {
   }
 
   async function settled(target: CdnNode): Promise<void> {
-    await until(async () => (await target.status()).pending === 0, 'no purge pending');
+    await eventually('no purge pending', () => target.status(), (status) => status.pending === 0);
   }
 
   test('async: a purge is answered before the CDN answers, and reaches it as one files call with the bearer token', async () => {
@@ -130,7 +131,7 @@ describe('CDN propagation', () => {
 
     const urls = Array.from({ length: 1000 }, (_, i) => `${SITE}/batch/${i}`);
     assert.equal((await target.admin('POST', '/v1/purge/batch', { urls })).status, 200);
-    await until(async () => (await target.status()).pending === 0 && cdn.calls.length >= 36, 'the batch to be sent');
+    await eventually('the batch to be sent', async () => ({ pending: (await target.status()).pending, calls: cdn.calls.length }), ({ pending, calls }) => pending === 0 && calls >= 36);
     const batchCalls = cdn.calls.slice(2);
     assert.equal(batchCalls.length, 34, 'ceil(1000 / 30) calls');
     const sent = batchCalls.flatMap((call) => call.body.files as string[]);
@@ -167,7 +168,7 @@ describe('CDN propagation', () => {
     const target = await node({}, () => cloudflareError(503, 0, 'upstream unavailable'));
     await target.admin('POST', '/v1/purge', { url: `${SITE}/outage` });
     await cdn.waitForCalls(4);
-    await until(async () => (await target.status()).last_error !== null, 'last_error');
+    await eventually('last_error', () => target.status(), (status) => status.last_error !== null);
     let status = await target.status();
     assert.equal(status.pending, 1);
     assert.equal(status.last_error, 'the CDN API answered 503: upstream unavailable (code 0)');
@@ -197,7 +198,7 @@ describe('CDN propagation', () => {
   test('a Retry-After beyond a minute ends the call at once; the cool-down waits as long as the CDN asked', async () => {
     const target = await node({}, inTurn(cloudflareError(429, 971, 'rate limited', { 'retry-after': '120' })));
     await target.admin('POST', '/v1/purge', { url: `${SITE}/later` });
-    await until(async () => (await target.status()).last_error !== null, 'last_error');
+    await eventually('last_error', () => target.status(), (status) => status.last_error !== null);
     assert.equal(cdn.calls.length, 1);
     assert.deepEqual(target.timers.retryWaits(), []);
     assert.deepEqual(target.timers.coolDowns(), [120_000]);
@@ -210,7 +211,7 @@ describe('CDN propagation', () => {
     const target = await node({}, inTurn(cloudflareError(400, 1012, 'bad request')));
     await target.admin('POST', '/v1/ban', { surrogate_key: 'bad' });
     await cdn.waitForCalls(1);
-    await until(async () => (await target.status()).last_error !== null, 'last_error');
+    await eventually('last_error', () => target.status(), (status) => status.last_error !== null);
     await settled(target);
     // The next purge is the next call: nothing retried the refused one in between.
     await target.admin('POST', '/v1/purge', { url: `${SITE}/after` });
@@ -261,6 +262,8 @@ describe('CDN propagation', () => {
         return result;
       });
       await cdn.waitForCalls(1);
+      // A negative check, kept as a sleep: nothing follows a wrong early answer that the test could
+      // wait on instead, so it gives one 50 ms to arrive.
       await new Promise((resolve) => setTimeout(resolve, 50));
       assert.equal(answered, false, 'no answer while the CDN has not confirmed');
       held.resolve();

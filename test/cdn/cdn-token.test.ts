@@ -4,7 +4,8 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFakeCdn, OK, cloudflareError, type FakeCdn, type FakeCdnAnswer } from './support/fake-cdn.js';
-import { startCdnNode, until, CDN_TOKEN, type CdnNode } from './support/cdn-node.js';
+import { eventually } from '../support/eventually.js';
+import { startCdnNode, CDN_TOKEN, type CdnNode } from './support/cdn-node.js';
 import { startSvc } from '../support/svc-harness.js';
 import { CdnError } from '../../src/cdn/errors.js';
 
@@ -80,14 +81,14 @@ describe('the CDN token', () => {
     const shownToClients: string[] = [];
     try {
       shownToClients.push((await node.admin('POST', '/v1/purge', { url: `${SITE}/1` })).body);
-      await until(async () => (await node.status()).last_error !== null, 'the retries to run out');
+      await eventually('the retries to run out', () => node.status(), (status) => status.last_error !== null);
       node.timers.fireHeld();
       shownToClients.push((await node.admin('POST', '/v1/refresh', { url: `${SITE}/2` })).body);
       await cdn.waitForCalls(5);
-      await until(async () => node.svc.logs.lines.some((line) => line.msg === 'CDN refused a purge: not retried'), 'the 400 to be logged');
+      await node.svc.logs.find('the 400 to be logged', (line) => line.msg === 'CDN refused a purge: not retried');
       shownToClients.push((await node.admin('POST', '/v1/ban', { surrogate_key: 'three' })).body);
       await cdn.waitForCalls(6);
-      await until(async () => node.svc.logs.lines.some((line) => String(line.msg).startsWith('CDN refused the token')), 'the 401 to be logged');
+      await node.svc.logs.find('the 401 to be logged', (line) => String(line.msg).startsWith('CDN refused the token'));
 
       assert.ok(cdn.calls.every((call) => call.headers.authorization === `Bearer ${CDN_TOKEN}`), 'every call carried the token');
       const config = (await node.admin('GET', '/v1/config')).json as { cdn: { api_token: string } };

@@ -10,9 +10,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestOrigin, type OriginReply, type TestOrigin } from '../support/test-origin.js';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw, header } from '../support/http.js';
 import { startFakeCdn, type FakeCdn } from '../cdn/support/fake-cdn.js';
-import { startCdnNode, until, type CdnNode } from '../cdn/support/cdn-node.js';
+import { startCdnNode, type CdnNode } from '../cdn/support/cdn-node.js';
 import { startSvcCluster, CLUSTER_TOKEN, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
 import {
   parseExposition,
@@ -107,7 +108,7 @@ describe('spec §6.5 on a single node: traffic, storage, startup, CDN, refresh',
     assert.equal((await get('/nowhere')).status, 404);
     // Three 90 kB bodies in a 200 kB hot tier: the first is evicted, and found again in the warm tier.
     for (const n of [0, 1, 2]) await get(`/main/big-${n}`);
-    await until(async () => valueOf(parseExposition(await node.metrics()), 'svc_warm_store_entries', 'svc_warm_store_entries') >= 6, 'warm writes');
+    await eventually('warm writes', async () => valueOf(parseExposition(await node.metrics()), 'svc_warm_store_entries', 'svc_warm_store_entries'), (entries) => entries >= 6);
     const fromWarm = await get('/main/big-0');
     assert.equal(header(fromWarm, 'x-cache'), 'HIT');
     for (let v = 0; v < 65; v++) await get('/main/vary', { 'x-v': `variant-${v}` });
@@ -115,7 +116,7 @@ describe('spec §6.5 on a single node: traffic, storage, startup, CDN, refresh',
     assert.match(smuggled, /^HTTP\/1\.1 400 /);
     assert.equal((await node.admin('POST', '/v1/purge', { url: `https://${SITE}/main/fresh` })).status, 200);
     assert.equal((await node.admin('POST', '/v1/ban', { path_regex: '/main/[0-9]+' })).status, 200);
-    await until(async () => (await node.status()).pending === 0 && cdn.calls.length === 1, 'the CDN purge');
+    await eventually('the CDN purge', async () => ({ pending: (await node.status()).pending, calls: cdn.calls.length }), ({ pending, calls }) => pending === 0 && calls === 1);
     families = parseExposition(await node.metrics());
   });
   after(async () => {
@@ -256,7 +257,7 @@ describe('spec §6.5 cluster table, strong mode (two real processes)', () => {
     assert.equal(valueOf(families, 'svc_startup_phase', 'svc_startup_phase', { phase: 'ring_build' }), 0, 'ring_build is done before ready');
     // The join goes on in the background (backing off between seeds) after others have joined this
     // node: active (1) until one seed answers, then complete (0).
-    await until(async () => valueOf(await metricsOf(a), 'svc_startup_phase', 'svc_startup_phase', { phase: 'join' }) === 0, 'the join phase to complete', 30_000);
+    await eventually('the join phase to complete', async () => valueOf(await metricsOf(a), 'svc_startup_phase', 'svc_startup_phase', { phase: 'join' }), (phase) => phase === 0, { timeoutMs: 30_000 });
 
     // B is gone and A does not know yet: the HTTP path of the next purge misses it.
     await cluster.kill('b');

@@ -73,15 +73,6 @@ export async function startCdnNode(cdn: FakeCdn, options: CdnNodeOptions = {}): 
   };
 }
 
-/** Polls `check` every 10 ms until it holds; fails after `timeoutMs` with `what`. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** The value of one sample of a Prometheus exposition; throws when the series is absent. */
 export function sample(text: string, series: string): number {
   const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));

@@ -16,6 +16,7 @@ export class CdnTestTimers {
       this.#held.push(held);
       return () => (held.cancelled = true);
     }
+    // Not a wait on anything: a short wait of svc's passes at once, still asynchronously as a timer does.
     const handle = setTimeout(callback, 1);
     return () => clearTimeout(handle);
   };
