@@ -1,6 +1,7 @@
 // The citty command tree resolved into plain data (names, descriptions, flags), for generating shell
 // completion from the commands that actually exist rather than from a list kept by hand.
-import type { ArgsDef, CommandDef, CommandMeta, Resolvable } from 'citty';
+import type { ArgsDef, CommandDef, CommandMeta } from 'citty';
+import { resolved } from './command-path.js';
 import { positionalRules } from './positionals.js';
 
 export interface FlagInfo {
@@ -26,10 +27,6 @@ export interface CommandInfo {
   positionalValues: string[];
 }
 
-async function resolve<T>(value: Resolvable<T> | undefined): Promise<T | undefined> {
-  return typeof value === 'function' ? await (value as () => T | Promise<T>)() : await value;
-}
-
 function flagsOf(args: ArgsDef): FlagInfo[] {
   const flags: FlagInfo[] = [];
   for (const [name, def] of Object.entries(args)) {
@@ -50,12 +47,12 @@ function flagsOf(args: ArgsDef): FlagInfo[] {
 }
 
 export async function describeCommandTree(command: CommandDef, name = '', path: string[] = []): Promise<CommandInfo> {
-  const meta: CommandMeta = (await resolve(command.meta)) ?? {};
-  const subCommandDefs = (await resolve(command.subCommands)) ?? {};
+  const meta: CommandMeta = (await resolved(command.meta)) ?? {};
+  const subCommandDefs = (await resolved(command.subCommands)) ?? {};
   const subcommands: CommandInfo[] = [];
   for (const [subName, sub] of Object.entries(subCommandDefs)) {
-    const subDef = (await resolve(sub)) as CommandDef;
-    const subMeta = (await resolve(subDef.meta)) ?? {};
+    const subDef = (await resolved(sub)) as CommandDef;
+    const subMeta = (await resolved(subDef.meta)) ?? {};
     if (subMeta.hidden) continue;
     subcommands.push(await describeCommandTree(subDef, subName, [...path, subName]));
   }
@@ -65,7 +62,7 @@ export async function describeCommandTree(command: CommandDef, name = '', path: 
     path,
     subcommands,
     flags: [
-      ...flagsOf(((await resolve(command.args)) ?? {}) as ArgsDef),
+      ...flagsOf(((await resolved(command.args)) ?? {}) as ArgsDef),
       // The runner answers a lone --version on the root.
       ...(path.length === 0 && meta.version !== undefined
         ? [{ names: ['version'], shortNames: [], description: 'print the version', takesValue: false, values: [] }]

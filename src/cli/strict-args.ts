@@ -1,81 +1,96 @@
-// citty parses leniently: an unknown flag becomes a property nobody reads, and extra words land in
-// `args._`. So `svc ban surrogate_key=x --dry-run` banned for real and `--sever=host` went to the
-// default server. Before a command runs, its command line is checked here against the command's own
-// definition: an unknown flag, a flag without its value or a word too many is a usage error (exit 2)
-// in one line, and nothing is done.
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { ArgsDef, CommandDef, Resolvable } from 'citty';
+// citty parses leniently: an unknown flag becomes a property nobody reads, a flag without its value
+// becomes '', and extra words land in `args._`. So `svc ban surrogate_key=x --dry-run` banned for real
+// and `--sever=host` went to the default server. citty's parse of a command line, the only one made,
+// is checked here against the command's own definition before the command runs: an unknown command
+// or flag, a flag without its value or a word too many is a usage error (exit 2) in one line, and
+// nothing is done. citty's own checks (a required argument missing, a value an enum flag does not
+// list) are made while it parses, so they come first. The one thing its parse cannot show, a flag
+// named like a positional argument, is looked for in the words before it (positionalAsFlag).
+import { runCommand, type ArgDef, type ArgsDef, type CittyPlugin } from 'citty';
 import { CliError } from './cli-error.js';
+import { resolved, type CommandPath } from './command-path.js';
 import { positionalRules } from './positionals.js';
 
-async function resolve<T>(value: Resolvable<T> | undefined): Promise<T | undefined> {
-  return typeof value === 'function' ? await (value as () => T | Promise<T>)() : await value;
+/** The words of a flag name, split as citty splits them: at `-`, `_`, `.`, `/` and before a capital. */
+function words(name: string): string[] {
+  return name.split(/[-_./]|(?<=[a-z])(?=[A-Z])/).filter((word) => word !== '');
 }
 
-/** The flags a command accepts, as node:util's parser takes them; booleans also as `--no-<name>`. */
-function flagOptions(args: ArgsDef): NonNullable<ParseArgsConfig['options']> {
-  const options: NonNullable<ParseArgsConfig['options']> = {};
+/**
+ * Every key citty's parse may hold an argument under: its name and aliases, and the camelCase and
+ * kebab-case forms of its name, which citty also accepts on the command line and copies the value to
+ * (`--log-format` is also `logFormat`).
+ */
+function spellings(args: ArgsDef): Map<string, ArgDef> {
+  const byKey = new Map<string, ArgDef>();
   for (const [name, def] of Object.entries(args)) {
-    if (def.type === 'positional') continue;
-    const type = def.type === 'boolean' ? 'boolean' : 'string';
+    const parts = words(name);
+    const camel = parts.map((word, index) => (index === 0 ? word.charAt(0).toLowerCase() : word.charAt(0).toUpperCase()) + word.slice(1)).join('');
+    const kebab = parts.map((word) => word.toLowerCase()).join('-');
     const aliases = 'alias' in def && def.alias !== undefined ? [def.alias].flat() : [];
-    const short = aliases.find((alias) => alias.length === 1);
-    options[name] = short === undefined ? { type } : { type, short };
-    for (const alias of aliases.filter((alias) => alias.length > 1)) options[alias] = { type };
-    if (type === 'boolean') options[`no-${name}`] = { type: 'boolean' };
+    for (const key of [name, ...aliases, camel, kebab]) byKey.set(key, def);
   }
-  return options;
+  return byKey;
 }
 
-interface Target {
-  command: CommandDef;
-  /** `svc purge`, `svc config validate`: how the messages name it. */
-  name: string;
-  /** The arguments after the command's name. */
-  rest: string[];
+/** The flag as it was typed, near enough: citty keeps `--no-<name>` as `<name>: false`. */
+function typed(key: string, value: unknown): string {
+  if (value === false) return `--no-${key}`;
+  return key.length === 1 ? `-${key}` : `--${key}`;
 }
 
-/** Walks the leading words that name subcommands, as citty will when it runs the line. */
-async function findTarget(root: CommandDef, rawArgs: readonly string[]): Promise<Target> {
-  let command = root;
-  const names = [(await resolve(root.meta))?.name ?? 'svc'];
-  let index = 0;
-  for (; index < rawArgs.length; index++) {
-    const subCommands = await resolve(command.subCommands);
-    if (subCommands === undefined || Object.keys(subCommands).length === 0) break;
-    const word = rawArgs[index]!;
-    const sub = Object.hasOwn(subCommands, word) ? subCommands[word] : undefined;
-    if (sub === undefined) {
-      const expected = Object.keys(subCommands).join(', ');
-      const what = word.startsWith('-') ? `flag ${word}` : `command ${JSON.stringify(word)}`;
-      throw new CliError(`unknown ${what} for ${names.join(' ')}: expected one of ${expected} (see ${names.join(' ')} --help)`, 2);
-    }
-    command = (await resolve(sub)) as CommandDef;
-    names.push(word);
-  }
-  return { command, name: names.join(' '), rest: rawArgs.slice(index) };
-}
-
-/** Throws a usage CliError (exit 2) when the command line does not fit the command it names. */
-export async function checkArguments(root: CommandDef, rawArgs: readonly string[]): Promise<void> {
-  const { command, name, rest } = await findTarget(root, rawArgs);
-  const args = (await resolve(command.args)) ?? {};
-  const options = flagOptions(args);
-  const { tokens } = parseArgs({ args: rest, options, allowPositionals: true, strict: false, tokens: true });
+/** Throws the usage error for the first thing in citty's parse that the command's definition does not allow. */
+function checkParsed(parsed: Readonly<Record<string, unknown>>, args: ArgsDef, path: CommandPath): void {
+  const name = path.names.join(' ');
   const see = `(see ${name} --help)`;
-  let positionals = 0;
-  for (const token of tokens) {
-    if (token.kind === 'option') {
-      if (!(token.name in options)) throw new CliError(`unknown flag ${token.rawName} for ${name} ${see}`, 2);
-      if (options[token.name]!.type === 'string' && token.value === undefined) throw new CliError(`${token.rawName} needs a value ${see}`, 2);
-    } else if (token.kind === 'positional') {
-      positionals += 1;
-    }
+  const known = spellings(args);
+  for (const [key, value] of Object.entries(parsed)) {
+    // citty's list of the positional words (a `--_` flag was refused before citty read the line).
+    if (key === '_') continue;
+    const def = known.get(key);
+    const takesValue = def?.type === 'string' || def?.type === 'enum';
+    // A string flag given as `--no-<name>` is read as false: no such flag exists.
+    if (def === undefined || (takesValue && typeof value === 'boolean')) throw new CliError(`unknown flag ${typed(key, value)} for ${name} ${see}`, 2);
+    // citty gives a flag that ends the line without its value as ''; an empty value means nothing to any svc flag either.
+    if (takesValue && value === '') throw new CliError(`--${key} needs a value ${see}`, 2);
   }
+  const positionals = parsed._ as string[];
   const named = Object.values(args).filter((def) => def.type === 'positional').length;
-  if (positionals > named && !positionalRules(command).variadic) {
-    const extra = tokens.filter((token) => token.kind === 'positional')[named];
+  if (positionals.length > named && !positionalRules(path.command).variadic) {
     const takes = named === 0 ? 'takes no arguments' : `takes ${named} argument${named === 1 ? '' : 's'}`;
-    throw new CliError(`unexpected argument ${JSON.stringify(extra?.kind === 'positional' ? extra.value : '')}: ${name} ${takes} ${see}`, 2);
+    throw new CliError(`unexpected argument ${JSON.stringify(positionals[named])}: ${name} ${takes} ${see}`, 2);
   }
+}
+
+/**
+ * The first word that gives, as a flag, a name citty keeps positional arguments under (`_` and each
+ * positional's own), without its value. citty writes the positionals there over what such a flag
+ * held, so `--url=x` would vanish from its parse (and `--_` breaks the parse): these words are looked
+ * for in the line itself, up to a `--`, after which every word is positional.
+ */
+function positionalAsFlag(rest: readonly string[], args: ArgsDef): string | undefined {
+  const names = ['_', ...Object.keys(args).filter((name) => args[name]!.type === 'positional')];
+  const flags = new Set(names.flatMap((name) => [`--${name}`, `--no-${name}`, ...(name.length === 1 ? [`-${name}`] : [])]));
+  const end = rest.indexOf('--');
+  return rest
+    .slice(0, end < 0 ? rest.length : end)
+    .map((word) => word.split('=')[0]!)
+    .find((flag) => flags.has(flag));
+}
+
+/** Runs the command `path` names with citty, once its command line has passed the checks above. */
+export async function runStrictly(path: CommandPath): Promise<void> {
+  const { command, rest } = path;
+  const name = path.names.join(' ');
+  const subCommands = Object.keys((await resolved(command.subCommands)) ?? {});
+  if (subCommands.length > 0 && rest.length > 0) {
+    // findCommand stopped at a word that names no subcommand.
+    const what = rest[0]!.startsWith('-') ? `flag ${rest[0]}` : `command ${JSON.stringify(rest[0])}`;
+    throw new CliError(`unknown ${what} for ${name}: expected one of ${subCommands.join(', ')} (see ${name} --help)`, 2);
+  }
+  const args = (await resolved(command.args)) ?? {};
+  const flag = positionalAsFlag(rest, args);
+  if (flag !== undefined) throw new CliError(`unknown flag ${flag} for ${name} (see ${name} --help)`, 2);
+  const strict: CittyPlugin = { name: 'strict-arguments', setup: (context) => checkParsed(context.args, args, path) };
+  await runCommand({ ...command, plugins: [...(command.plugins ?? []), strict] }, { rawArgs: rest });
 }
