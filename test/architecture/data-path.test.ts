@@ -13,7 +13,7 @@
 // and every thread runs the same files.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHook, executionAsyncId } from 'node:async_hooks';
+import { createHook } from 'node:async_hooks';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { ServerResponse } from 'node:http';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
