@@ -3,18 +3,11 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { KvNode } from '../../examples/cluster-kv/kv-node.js';
 import { FAST_PROFILE } from './fixtures/fast-profile.js';
+import { eventually } from '../support/eventually.js';
 
 const FORMATION_BUDGET_MS = 10_000;
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let waitedMs = 0; !condition(); waitedMs += 20) {
-    if (waitedMs > FORMATION_BUDGET_MS) assert.fail(`${what} within ${FORMATION_BUDGET_MS} ms`);
-    await sleep(20);
-  }
-}
 
 test('a value written on one node is read on the others', { timeout: 30_000 }, async () => {
   const nodes = ['a', 'b', 'c'].map((name) => new KvNode({ name, bind: '127.0.0.1:0', membership: FAST_PROFILE }));
@@ -22,7 +15,10 @@ test('a value written on one node is read on the others', { timeout: 30_000 }, a
   try {
     await a.start();
     await Promise.all([b.start([a.address]), c.start([a.address])]);
-    await until(() => nodes.every((node) => node.member.ring.members.length === 3), 'every node sees three owners');
+    await eventually('every node sees three owners', () => nodes.map((node) => node.member.ring.members.length), (owners) => owners.every((count) => count === 3), {
+      timeoutMs: FORMATION_BUDGET_MS,
+      everyMs: 20,
+    });
 
     const keys = Array.from({ length: 30 }, (_, i) => `key-${i}`);
     const owners = new Set(keys.map((key) => a.ownerOf(key)));

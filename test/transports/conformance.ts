@@ -5,8 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { TransportError, type Address, type Transport, type TransportErrorCode } from '../../cluster/transport.js';
+import { eventually } from '../support/eventually.js';
 
 /** A peer that accepts traffic and never answers (a stalled process), and how to release it. */
 export interface UnresponsivePeer {
@@ -242,20 +242,22 @@ export function transportConformance(name: string, factory: ConformanceFactory):
             }),
         );
         a!.broadcaster.subscribe('conformance', () => assert.fail('a publisher does not receive its own broadcast'));
-        // A mesh (gossipsub) may need a moment to form: publish until every subscriber has it.
+        // A mesh (gossipsub) may need a moment to form: publish every 100 ms until every subscriber has it.
         let delivered = false;
         const all = Promise.all(arrivals).then((received) => {
           delivered = true;
           return received;
         });
-        const publishing = (async () => {
-          for (let attempt = 0; attempt < 50 && !delivered; attempt++) {
-            await a!.broadcaster!.publish('conformance', Uint8Array.of(4, 2));
-            await sleep(100);
-          }
-        })();
-        const received = await settle(all);
-        await publishing;
+        const publishing = eventually(
+          'the broadcast at every subscriber',
+          async () => {
+            if (!delivered) await a!.broadcaster!.publish('conformance', Uint8Array.of(4, 2));
+            return delivered;
+          },
+          (done) => done,
+          { timeoutMs: 5_000, everyMs: 100 },
+        );
+        const [received] = await Promise.all([settle(all), publishing]);
         for (const { from, data } of received) {
           assert.equal(from, a!.localAddress);
           assert.deepEqual([...data], [4, 2]);
@@ -299,12 +301,10 @@ export function transportConformance(name: string, factory: ConformanceFactory):
       } finally {
         await network.cleanup();
       }
-      let leftovers = leftoverResources(before);
-      for (let waitedMs = 0; leftovers.length > 0 && waitedMs < RESOURCE_SETTLE_BUDGET_MS; waitedMs += 50) {
-        await sleep(50);
-        leftovers = leftoverResources(before);
-      }
-      assert.deepEqual(leftovers, [], 'handles left after every transport stopped');
+      await eventually('every handle released after every transport stopped', () => leftoverResources(before), (leftovers) => leftovers.length === 0, {
+        timeoutMs: RESOURCE_SETTLE_BUDGET_MS,
+        everyMs: 50,
+      });
       if (factory.rebind === undefined) {
         context.skip(factory.noPortsReason ?? 'this transport has no real ports to bind again');
         return;

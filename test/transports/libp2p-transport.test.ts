@@ -15,7 +15,8 @@ import {
   NODE_KEY_FILE_NAME,
 } from '../../transports/libp2p/index.js';
 import { transportConformance } from './conformance.js';
-import { eventually, libp2pConformanceFactory, libp2pTestNodes } from './fixtures/libp2p-nodes.js';
+import { eventually } from '../support/eventually.js';
+import { libp2pConformanceFactory, libp2pTestNodes } from './fixtures/libp2p-nodes.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -106,7 +107,7 @@ describe('libp2p transport: allowlist', () => {
       const echoed = await member.request(guarded.localAddress, 'echo', encoder.encode('hi'), { timeoutMs: 5000 });
       assert.equal(decoder.decode(echoed), 'hi');
       member.sendPacket(guarded.localAddress, encoder.encode('ping'));
-      await eventually(() => packets.length > 0, 5000, 'the member packet');
+      await eventually('the member packet', () => packets.length, (count) => count > 0, { timeoutMs: 5000 });
       assert.deepEqual(served, [member.localAddress]);
       assert.deepEqual(packets, [member.localAddress]);
     } finally {
@@ -141,9 +142,10 @@ describe('libp2p transport: gossipsub broadcast', () => {
       const expected = (index: number): string[] =>
         [`${hub!.localAddress} /a`, `${others[2]!.localAddress} /b`].filter((line) => !line.startsWith(nodes.transports[index]!.localAddress));
       await eventually(
-        () => nodes.transports.every((_, index) => (received.get(index) ?? []).length === expected(index).length),
-        15_000,
-        () => `every broadcast at every node, got ${JSON.stringify([...received])}`,
+        'every broadcast at every node',
+        () => nodes.transports.map((_, index) => received.get(index) ?? []),
+        (got) => got.every((lines, index) => lines.length === expected(index).length),
+        { timeoutMs: 15_000 },
       );
       nodes.transports.forEach((_, index) => assert.deepEqual((received.get(index) ?? []).sort(), expected(index).sort(), `at node ${index}`));
     } finally {
@@ -181,7 +183,7 @@ describe('libp2p transport: packets and requests', () => {
       await b.start();
 
       a.sendPacket(b.localAddress, encoder.encode('ping'));
-      await eventually(() => packets.length === 1, 5000, 'the packet');
+      await eventually('the packet', () => packets.length, (count) => count === 1, { timeoutMs: 5000 });
       assert.deepEqual(packets, [[a.localAddress, 'ping']]);
 
       const large = new Uint8Array(8 * 1024 * 1024).map((_, index) => index % 251);
@@ -198,7 +200,7 @@ describe('libp2p transport: packets and requests', () => {
       // A peer that goes away while serving a request: the exchange broke off.
       const callsBefore = slowCalls;
       const pending = expectCode(a.request(b.localAddress, 'slow', new Uint8Array(1), { timeoutMs: 5000 }), 'unreachable');
-      await eventually(() => slowCalls > callsBefore, 5000, 'the request to be served');
+      await eventually('the request to be served', () => slowCalls, (calls) => calls > callsBefore, { timeoutMs: 5000 });
       const stopped = b.localAddress;
       await b.stop();
       await pending;

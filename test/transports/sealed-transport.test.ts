@@ -11,6 +11,7 @@ import { SimNetwork } from '../../sim/sim-network.js';
 import { transportConformance, type ConformanceFactory } from './conformance.js';
 import { startUdpTransports, udpConformanceFactory } from './support/udp-network.js';
 import { libp2pTestNodes } from './fixtures/libp2p-nodes.js';
+import { eventually } from '../support/eventually.js';
 
 const SECRET = Buffer.alloc(32, 0x5a);
 const OTHER_SECRET = Buffer.alloc(32, 0xa5);
@@ -36,6 +37,8 @@ function simNetwork(count: number): { network: SimNetwork; transports: Transport
 async function run(network: SimNetwork, ms: number): Promise<void> {
   for (let t = 0; t < ms; t += 5) {
     await network.clock.runFor(5);
+    // Not a wait on anything: a turn of the event loop between virtual steps, so that the work a step
+    // queued (promise chains, immediates) runs before the next.
     await sleep(0);
   }
 }
@@ -152,7 +155,8 @@ describe('sealed transport', () => {
         post.on('error', reject);
         post.end(Buffer.from([2, ...Buffer.from('{"id":"x","at":1,"type":"ban","path_regex":".*"}')]));
       });
-      await sleep(100);
+      // The refused request was counted before its answer; the packet is counted once it is read.
+      await eventually('the unsealed packet refused', () => transport.counters().rejected.packet, (refused) => refused >= 1);
       assert.notEqual(status, 200);
       assert.equal(handled, 0);
       assert.deepEqual(packets, []);

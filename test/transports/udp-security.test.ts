@@ -8,7 +8,6 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { once } from 'node:events';
 import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'undici';
 import { TransportError } from '../../cluster/transport.js';
 import {
@@ -21,6 +20,7 @@ import {
   SEAL_OVERHEAD_BYTES,
   type UdpTransport,
 } from '../../transports/udp/index.js';
+import { eventually } from '../support/eventually.js';
 import { clusterTls, intruderTls, startUdpTransports, TEST_GOSSIP_KEYS } from './support/udp-network.js';
 
 const [KEY_1, KEY_2, KEY_3] = TEST_GOSSIP_KEYS;
@@ -40,14 +40,24 @@ async function requestCode(promise: Promise<unknown>): Promise<string> {
   return 'ok';
 }
 
-/** Sends packets from `from` to `to` until one arrives or `attempts` run out; resolves whether it arrived. */
-async function packetArrives(from: UdpTransport, to: UdpTransport, attempts = 5): Promise<boolean> {
-  let arrived = false;
-  to.onPacket(() => (arrived = true));
-  for (let attempt = 0; attempt < attempts && !arrived; attempt++) {
-    from.sendPacket(to.localAddress, Uint8Array.of(1, 2, 3));
-    await sleep(40);
-  }
+/** Sends a packet from `from` to `to` and waits until it arrives. */
+async function untilPacketArrives(from: UdpTransport, to: UdpTransport): Promise<void> {
+  let arrived = 0;
+  to.onPacket(() => arrived++);
+  from.sendPacket(to.localAddress, Uint8Array.of(1, 2, 3));
+  await eventually(`a packet from ${from.localAddress} at ${to.localAddress}`, () => arrived, (count) => count > 0);
+}
+
+/**
+ * Sends `count` packets from `from` to `to`, waits until `to` has rejected them all (each one seen
+ * and refused, so none can still arrive), and resolves with how many arrived.
+ */
+async function packetsArrivingOfRejected(from: UdpTransport, to: UdpTransport, count: number): Promise<number> {
+  let arrived = 0;
+  to.onPacket(() => arrived++);
+  const rejectedBefore = to.counters().packetsRejected;
+  for (let i = 0; i < count; i++) from.sendPacket(to.localAddress, Uint8Array.of(1, 2, 3));
+  await eventually(`${count} packets rejected at ${to.localAddress}`, () => to.counters().packetsRejected - rejectedBefore, (rejected) => rejected >= count);
   return arrived;
 }
 
@@ -112,14 +122,14 @@ describe('sealed packets between transports', () => {
     const [b] = await startUdpTransports(1, { gossipKeys: [KEY_3] });
     const [clear] = await startUdpTransports(1);
     try {
-      assert.equal(await packetArrives(a!, b!), false);
-      assert.equal(await packetArrives(clear!, b!, 3), false);
+      assert.equal(await packetsArrivingOfRejected(a!, b!, 5), 0);
+      assert.equal(await packetsArrivingOfRejected(clear!, b!, 3), 0);
       assert.equal(b!.counters().packetsRejected, 8);
       // A raw datagram that merely looks sealed is rejected too.
       const raw = createSocket('udp4');
       const port = Number(b!.localAddress.split(':')[1]);
       await new Promise<void>((resolve) => raw.send(Buffer.alloc(100, 1), port, '127.0.0.1', () => resolve()));
-      await sleep(40);
+      await eventually('the raw datagram rejected', () => b!.counters().packetsRejected, (rejected) => rejected >= 9);
       raw.close();
       assert.equal(b!.counters().packetsRejected, 9);
       assert.equal(b!.counters().packetsReceived, 0);
@@ -132,8 +142,8 @@ describe('sealed packets between transports', () => {
     const [a] = await startUdpTransports(1, { gossipKeys: [KEY_1, KEY_2] });
     const [b] = await startUdpTransports(1, { gossipKeys: [KEY_2, KEY_1] });
     try {
-      assert.equal(await packetArrives(a!, b!), true);
-      assert.equal(await packetArrives(b!, a!), true);
+      await untilPacketArrives(a!, b!);
+      await untilPacketArrives(b!, a!);
     } finally {
       await stopAll([a!, b!]);
     }
