@@ -145,7 +145,6 @@ async function stallRound(entries: number, spec: BanSpec, label: string, warmDir
     `${String(entries).padStart(8)} ${label.padEnd(30)} ${String(count).padStart(8)} evicted, answered in ${answeredMs.toFixed(0).padStart(5)} ms; longest stall ${probeMs.toFixed(1).padStart(6)} ms, outside GC ${outsideGcMs.toFixed(1).padStart(5)} ms, main-thread CPU ${mainThreadCpuMs.toFixed(1).padStart(5)} ms (monitorEventLoopDelay ${histogramMs.toFixed(1).padStart(6)} ms; longest GC ${gcMs.toFixed(1).padStart(5)} ms)`,
   );
   await invalidator.stop();
-  await hot.close();
   await warm?.close();
 }
 

@@ -85,8 +85,8 @@ export class BanLurker {
         this.#cache.delete(entry.key, entry.variantKey);
         ban.stats.evictedEntries += 1;
         evictions += 1;
-        if (evictions % EVICTIONS_PER_WARM_FLUSH === 0 && this.#cache.warm !== undefined) {
-          await this.#cache.warm.flush();
+        if (evictions % EVICTIONS_PER_WARM_FLUSH === 0 && this.#cache.ownedWarm !== undefined) {
+          await this.#cache.ownedWarm.flush();
           if (this.#stopped) return;
         }
       }

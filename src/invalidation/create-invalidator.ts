@@ -308,7 +308,7 @@ class Engine implements InvalidationEngine {
       // tier after its primary rewrote it must not write it back again).
       count += this.#cache.rewriteVariants(key, (entry) => (entry.requestTimeMs <= atMs && !entry.forcedStale ? { ...entryFields(entry), forcedStale: true } : undefined));
     }
-    await this.#cache.warm?.flush();
+    await this.#cache.ownedWarm?.flush();
     count += await this.#replicated({ type: 'refresh', url, origin });
     return { ...this.#done('refresh', url, atMs, count), keys };
   }
@@ -449,11 +449,10 @@ class Engine implements InvalidationEngine {
     for (const ban of expiring) bans.add(ban);
     let deleted = 0;
     const slicer = new TimeSlicer();
+    const warm = this.#cache.ownedWarm;
     const tiers = [
       { entries: this.#cache.hot.summaries(), remove: (e: StoredSummary) => this.#cache.delete(e.key, e.variantKey) },
-      ...(this.#cache.warm === undefined
-        ? []
-        : [{ entries: this.#cache.warm.summaries(), remove: (e: StoredSummary) => this.#cache.warm?.delete(e.key, e.variantKey) }]),
+      ...(warm === undefined ? [] : [{ entries: warm.summaries(), remove: (e: StoredSummary) => warm.delete(e.key, e.variantKey) }]),
     ];
     for (const tier of tiers) {
       for (const entry of tier.entries) {
@@ -480,7 +479,7 @@ class Engine implements InvalidationEngine {
 
   /** Makes an operation durable: its journal records, and the warm tier's deletes and rewrites. */
   async #persist(records: readonly JournalRecord[]): Promise<void> {
-    await Promise.all([records.length > 0 ? this.#journal?.append(records) : undefined, this.#cache.warm?.flush()]);
+    await Promise.all([records.length > 0 ? this.#journal?.append(records) : undefined, this.#cache.ownedWarm?.flush()]);
   }
 
   /** Applies an operation in the replicas, once this engine's tiers and journal have it. */

@@ -3,7 +3,7 @@
 // each open a store over the same memory. Eviction hands the entry to `onEvict` so the caller can
 // demote it to the warm tier; explicit deletes do not.
 import type { CacheEntry } from '../cache/entry.js';
-import type { CacheStore } from './cache-store.js';
+import type { CacheStore, StoreInspection, SweptStore } from './cache-store.js';
 import { StoreError } from './errors.js';
 import { createHotMemory, type HotMemory } from './shared-hot/hot-memory.js';
 import { SharedHotStore } from './shared-hot/shared-hot-store.js';
@@ -23,8 +23,8 @@ export interface HotStoreOptions {
   onEvict?: ((entry: CacheEntry) => void) | undefined;
 }
 
-export interface HotStore extends CacheStore {
-  readonly tier: 'hot';
+/** The hot tier: read and written on the cache path, swept by the invalidation engine, inspected. */
+export interface HotStore extends CacheStore, SweptStore, StoreInspection {
   /** The memory this store works on, to hand to the node's other threads. */
   readonly memory: HotMemory;
   /** Entries evicted to make room since the memory was made (svc_hot_store_evictions_total). */

@@ -3,7 +3,14 @@
 // queue makes the disk copy asynchronous. A hot eviction demotes the entry to the warm tier when the
 // write-through copy was dropped under pressure. Store failures degrade to misses (DESIGN principle 6).
 import type { CacheEntry } from '../cache/entry.js';
-import { MAX_VARIANTS, type CacheStore, type PutOutcome } from './cache-store.js';
+import { MAX_VARIANTS, type CacheStore, type DemotionTarget, type DurableStore, type PutOutcome, type SweptStore } from './cache-store.js';
+import type { HotStore } from './hot-store.js';
+
+/** The warm tier as every thread of a node uses it: the cache path, and demotion from the hot tier. */
+export type WarmTier = CacheStore & DemotionTarget;
+
+/** The warm tier as the thread that writes it uses it: also swept for invalidation and made durable there. */
+export type OwnedWarmTier = WarmTier & SweptStore & DurableStore;
 
 export interface CacheHit {
   entry: CacheEntry;
@@ -24,10 +31,23 @@ export function variantWithKey(candidates: readonly CacheEntry[], variantKey: st
 }
 
 export class TieredCache {
+  /**
+   * The warm tier when this thread writes it: the invalidation engine sweeps it and makes its changes
+   * durable. Undefined without a warm tier, and on a data-plane worker, whose main thread does both.
+   */
+  readonly ownedWarm: OwnedWarmTier | undefined;
+
+  constructor(hot: HotStore, warm: OwnedWarmTier | undefined);
+  /** A data-plane worker's cache: its warm tier, if any, is written by the main thread (worker-warm-tier.ts). */
+  constructor(hot: HotStore, warm: WarmTier | undefined, warmWriter: 'main thread');
   constructor(
-    readonly hot: CacheStore,
-    readonly warm: CacheStore | undefined,
-  ) {}
+    readonly hot: HotStore,
+    readonly warm: WarmTier | undefined,
+    warmWriter?: 'main thread',
+  ) {
+    // The first signature is the only one without a writer elsewhere, and takes an OwnedWarmTier.
+    this.ownedWarm = warmWriter === undefined ? (warm as OwnedWarmTier | undefined) : undefined;
+  }
 
   lookup<C>(key: string, select: VariantSelector<C>, context: C): CacheHit | undefined {
     const hotEntry = select(this.hot.variants(key), context);
@@ -96,7 +116,8 @@ export class TieredCache {
       for (const entry of this.warm.peek(key)) {
         const replacement = change(entry);
         if (replacement === undefined) continue;
-        if (this.warm.put(replacement) !== 'stored') this.warm.delete(key, entry.variantKey);
+        const outcome = this.warm.put(replacement);
+        if (outcome !== 'stored' && outcome !== 'sent') this.warm.delete(key, entry.variantKey);
         changed.add(entry.variantKey);
       }
     }

@@ -105,7 +105,6 @@ export async function openRig(options: RigOptions = {}): Promise<Rig> {
     if (closed) return;
     closed = true;
     await invalidator.stop();
-    await hot.close();
     await warm.close();
   };
   return {

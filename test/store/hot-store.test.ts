@@ -3,14 +3,15 @@ import assert from 'node:assert/strict';
 import type { CacheEntry } from '../../src/cache/entry.js';
 import { MAX_VARIANTS } from '../../src/store/cache-store.js';
 import { StoreError } from '../../src/store/errors.js';
-import { createHotStore, hotEntryBytes } from '../../src/store/hot-store.js';
-import { cacheStoreConformance } from './conformance.js';
+import { createHotStore, hotEntryBytes, type HotStore } from '../../src/store/hot-store.js';
+import { cacheStoreConformance, storeInspectionConformance, sweptStoreConformance, type StoreFactory } from './conformance.js';
 import { makeEntry } from './entry-fixture.js';
 
-cacheStoreConformance('hot', async ({ maxBytes }) => {
-  const store = createHotStore({ maxBytes });
-  return { store, cleanup: () => store.close() };
-}, hotEntryBytes);
+// Memory: what is written is read at once, and nothing is left to close or remove.
+const openHot: StoreFactory<HotStore> = async ({ maxBytes }) => ({ store: createHotStore({ maxBytes }), settled: async () => {}, cleanup: async () => {} });
+cacheStoreConformance('hot', openHot, hotEntryBytes);
+storeInspectionConformance('hot', openHot, hotEntryBytes);
+sweptStoreConformance('hot', openHot);
 
 describe('hot store', () => {
   test('eviction hands each evicted entry to onEvict, oldest first, and counts it', () => {
@@ -70,17 +71,13 @@ describe('hot store beyond 4 GiB', () => {
   // memory is reserved, not touched: the test costs only the pages its records use.
   test('a 6 GiB hot tier stores and serves 50,000 entries with text fields and bodies', () => {
     const store = createHotStore({ maxBytes: 6 * 1024 ** 3 });
-    try {
-      const body = Buffer.from('body bytes');
-      for (let i = 0; i < 50_000; i += 1) {
-        assert.equal(store.put(makeEntry({ key: `https://example.com/ünïcode/${i}`, body })), 'stored');
-      }
-      const [served] = store.variants('https://example.com/ünïcode/49999');
-      assert.equal(served?.key, 'https://example.com/ünïcode/49999');
-      assert.equal(served?.body.toString(), 'body bytes');
-      assert.equal(store.entryCount, 50_000);
-    } finally {
-      void store.close();
+    const body = Buffer.from('body bytes');
+    for (let i = 0; i < 50_000; i += 1) {
+      assert.equal(store.put(makeEntry({ key: `https://example.com/ünïcode/${i}`, body })), 'stored');
     }
+    const [served] = store.variants('https://example.com/ünïcode/49999');
+    assert.equal(served?.key, 'https://example.com/ünïcode/49999');
+    assert.equal(served?.body.toString(), 'body bytes');
+    assert.equal(store.entryCount, 50_000);
   });
 });

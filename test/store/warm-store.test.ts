@@ -13,7 +13,14 @@ import { recordId, WARM_SCHEMA_VERSION } from '../../src/store/warm/record-codec
 import { discardedSchemaMessage, SCHEMA_VERSION_KEY } from '../../src/store/warm/schema.js';
 import { openWarmTables } from '../../src/store/warm/tables.js';
 import { openWarmStore, type WarmStore, type WarmStoreOptions } from '../../src/store/warm/warm-store.js';
-import { cacheStoreConformance } from './conformance.js';
+import {
+  cacheStoreConformance,
+  demotionTargetConformance,
+  durableStoreConformance,
+  storeInspectionConformance,
+  sweptStoreConformance,
+  type StoreFactory,
+} from './conformance.js';
 import { eventually } from '../support/eventually.js';
 import { assertSameEntry, BODY_DIGEST_HEADER, bodyDigest, makeEntry } from './entry-fixture.js';
 
@@ -46,17 +53,27 @@ async function onDisk(path: string, entry: CacheEntry): Promise<{ record: boolea
   return found;
 }
 
-cacheStoreConformance('warm', async ({ maxBytes }) => {
+// Settled once on disk: the suites read what a flush wrote, as well as what waits in the queue.
+const openWarm: StoreFactory<WarmStore> = async ({ maxBytes }) => {
   const path = await tempDir();
   const store = await open(path, { maxBytes });
   return {
     store,
+    settled: () => store.flush(),
     cleanup: async () => {
       await store.close();
       await rm(path, { recursive: true, force: true });
     },
   };
-}, entrySizeBytes);
+};
+cacheStoreConformance('warm', openWarm, entrySizeBytes);
+storeInspectionConformance('warm', openWarm, entrySizeBytes);
+sweptStoreConformance('warm', openWarm);
+demotionTargetConformance('warm', openWarm, entrySizeBytes);
+durableStoreConformance('warm', async () => {
+  const path = await tempDir();
+  return { open: () => open(path), remove: () => rm(path, { recursive: true, force: true }) };
+});
 
 describe('warm store', () => {
   test('entries survive a restart and are served at once', async () => {
@@ -416,6 +433,7 @@ describe('warm store', () => {
           });
           child.once('exit', () => reject(new Error(`writer exited before it was ready (round ${round})`)));
         });
+        // The behaviour under test: a kill at a random point of the writes.
         await new Promise((resolve) => setTimeout(resolve, delayMs));
         child.kill('SIGKILL');
         assert.equal(await exited, 'SIGKILL', 'the writer was still writing when killed');

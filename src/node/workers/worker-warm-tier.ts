@@ -6,10 +6,13 @@
 // the invalidations made since its fetch began (InvalidationEngine.admissible), since a store sent
 // before this worker applied an invalidation can reach the primary after the primary applied it.
 //
-// Counts and sweeps are the primary's (its waiting writes are part of them), so the invalidation engine of the
-// worker sweeps its hot tier only, and what it deletes here counts nothing (the primary counted it).
+// So this tier is a CacheStore and a DemotionTarget, and nothing else: counts, sweeps and durability
+// are the primary's (its waiting writes are part of them). A put answers `sent`, a delete 0 (reads
+// here see the variants until the primary has removed them, and the primary counts them); the
+// worker's TieredCache says that the main thread writes this tier, so that its invalidation engine
+// sweeps the hot tier only and leaves the flush to the primary.
 import type { CacheEntry } from '../../cache/entry.js';
-import type { CacheStore, PutOutcome, StoredSummary } from '../../store/cache-store.js';
+import type { CacheStore, DemotionTarget, PutOutcome } from '../../store/cache-store.js';
 import { encodeEntry } from '../../store/warm/record-codec.js';
 import type { WarmReader } from '../../store/warm/warm-reader.js';
 import type { WarmWrite } from './thread-messages.js';
@@ -18,8 +21,7 @@ import type { WarmWrite } from './thread-messages.js';
 const USE_BATCH_INTERVAL_MS = 1_000;
 const USE_BATCH_MAX = 1_024;
 
-export class WorkerWarmTier implements CacheStore {
-  readonly tier = 'warm';
+export class WorkerWarmTier implements CacheStore, DemotionTarget {
   /** Variants read since the last batch, as [key, variantKey] under a key joining both. */
   readonly #used = new Map<string, [string, string]>();
   readonly #timer: NodeJS.Timeout;
@@ -31,15 +33,6 @@ export class WorkerWarmTier implements CacheStore {
   ) {
     this.#timer = setInterval(() => this.#sendUses(), USE_BATCH_INTERVAL_MS);
     this.#timer.unref();
-  }
-
-  /** The primary owns the figures (svc_cache_entries{tier="warm"} and the rest come from it). */
-  get entryCount(): number {
-    return 0;
-  }
-
-  get byteCount(): number {
-    return 0;
   }
 
   variants(key: string): CacheEntry[] {
@@ -65,29 +58,16 @@ export class WorkerWarmTier implements CacheStore {
    */
   put(entry: CacheEntry): PutOutcome {
     this.send({ kind: 'warm', op: 'put', record: encodeEntry(entry) });
-    return 'stored';
+    return 'sent';
   }
 
+  /** Sent to the primary, which removes and counts: nothing is gone from this tier's reads yet. */
   delete(key: string, variantKey?: string): number {
     this.send({ kind: 'warm', op: 'delete', key, variantKey });
     return 0;
   }
 
-  /** Nothing to walk: the primary sweeps the tier it writes. */
-  entries(): Iterable<CacheEntry> {
-    return [];
-  }
-
-  summaries(): Iterable<StoredSummary> {
-    return [];
-  }
-
-  /** What this worker sent is the primary's to make durable; the uses waiting go now. */
-  flush(): Promise<void> {
-    this.#sendUses();
-    return Promise.resolve();
-  }
-
+  /** The uses waiting go now; the reader lets go of the environment. */
   async close(): Promise<void> {
     clearInterval(this.#timer);
     this.#sendUses();

@@ -14,7 +14,7 @@
 // lock (src/shared-memory/shared-lock.ts); the copy of a new record's bytes happens outside the odd window, into space
 // no slot points to yet.
 import type { CacheEntry } from '../../cache/entry.js';
-import { MAX_VARIANTS, type PutOutcome, type StoredSummary } from '../cache-store.js';
+import { MAX_VARIANTS, type CacheStore, type PutOutcome, type StoreInspection, type StoredSummary, type SweptStore } from '../cache-store.js';
 import { StoreError } from '../errors.js';
 import {
   CAPACITY,
@@ -94,8 +94,7 @@ interface Position {
 }
 
 /** The hot tier's one implementation; hot-store.ts checks that it is a HotStore where it makes one. */
-export class SharedHotStore {
-  readonly tier = 'hot';
+export class SharedHotStore implements CacheStore, SweptStore, StoreInspection {
   readonly #v: HotViews;
   readonly #onEvict: ((entry: CacheEntry) => void) | undefined;
   /** The key being looked up, as UTF-8 bytes: compared with records in place, before any copy. */
@@ -133,10 +132,6 @@ export class SharedHotStore {
 
   peek(key: string): CacheEntry[] {
     return this.#read(key, false);
-  }
-
-  has(key: string, variantKey: string): boolean {
-    return this.#read(key, false).some((entry) => entry.variantKey === variantKey);
   }
 
   put(entry: CacheEntry): PutOutcome {
@@ -209,14 +204,6 @@ export class SharedHotStore {
 
   summaries(): Iterable<StoredSummary> {
     return this.#walk((log, offset) => summaryAt(log, offset));
-  }
-
-  async flush(): Promise<void> {
-    // Memory has nothing to make durable.
-  }
-
-  async close(): Promise<void> {
-    // The memory is the node's: it is freed when the last thread holding it lets go.
   }
 
   /**

@@ -11,7 +11,7 @@
 
 import { performance } from 'node:perf_hooks';
 import { entrySizeBytes, type CacheEntry } from '../../cache/entry.js';
-import { MAX_VARIANTS, type CacheStore, type PutOutcome, type StoredSummary } from '../cache-store.js';
+import { MAX_VARIANTS, type CacheStore, type DemotionTarget, type DurableStore, type PutOutcome, type StoreInspection, type StoredSummary, type SweptStore } from '../cache-store.js';
 import { StoreError } from '../errors.js';
 import {
   CorruptRecordError,
@@ -67,8 +67,8 @@ export interface WarmOpenReport {
   discardedMode?: string | undefined;
 }
 
-export interface WarmStore extends CacheStore {
-  readonly tier: 'warm';
+/** The warm tier as the thread that owns it sees it: every store interface, and its own figures. */
+export interface WarmStore extends CacheStore, DemotionTarget, SweptStore, StoreInspection, DurableStore {
   /** Puts dropped because the write queue was full or their write failed (svc_wal_dropped_entries_total). */
   readonly droppedWrites: number;
   /**
@@ -139,7 +139,6 @@ function groupOf(queued: string): string {
 }
 
 class LmdbCacheStore implements WarmStore {
-  readonly tier = 'warm';
   readonly #tables: WarmTables;
   readonly #queue: WriteQueue<WarmOp>;
   readonly #maxBytes: number;
