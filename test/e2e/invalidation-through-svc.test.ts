@@ -70,7 +70,7 @@ describe('invalidation through svc', () => {
       assert.equal(banned.status, 200);
       assert.equal(banned.json.count, 2, 'both tagged entries evicted from the hot tier');
 
-      await svc.node.cache.warm!.flush();
+      await svc.node.cache.ownedWarm!.flush();
       await svc.stop();
       svc = await startWithWarm(origin, dir);
       try {

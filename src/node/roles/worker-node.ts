@@ -69,7 +69,7 @@ async function openWorkerNode(start: WorkerStart & { slot: number }, channel: Ma
   const warm = config.warm ? new WorkerWarmTier(WarmReader.open(config.warm.path), (write) => channel.sendWarm(write)) : undefined;
   if (warm) teardown.add(() => warm.close());
   const hot = createHotStore({ maxBytes: config.hot_max_bytes, memory: start.hotMemory as HotMemory, onEvict: (entry) => cache.demote(entry) });
-  const cache = new TieredCache(hot, warm);
+  const cache = new TieredCache(hot, warm, 'main thread');
   // What this thread checks its lookups and fills against; the main thread's engine keeps the journal
   // (read here at start: the shared tiers may still hold what its bans and purges hide) and evicts.
   const invalidator = createInvalidator({
