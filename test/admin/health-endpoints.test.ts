@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw, header } from '../support/http.js';
 
 describe('admin health endpoints', () => {
@@ -68,15 +69,14 @@ describe('admin health endpoints', () => {
     assert.ok(detail.conditions.some((c) => c.name === 'data_listener_bound' && c.ready));
 
     const slow = fetchRaw(`${svc.dataUrl}/slow`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually('/slow at the origin', () => origin.requests.some((request) => request.url === '/slow'), (asked) => asked);
     let drainedAt = 0;
     const drain = fetchRaw(`${svc.adminUrl}/drain`).then((answer) => {
       drainedAt = Date.now();
       return answer;
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const during = await fetchRaw(`${svc.adminUrl}/readyz`);
-    assert.equal(during.status, 503);
+    // The origin holds /slow 400 ms: the drain begins while it is in flight.
+    const during = await eventually('the drain begun', () => fetchRaw(`${svc.adminUrl}/readyz`), (answer) => answer.status === 503);
     assert.equal((JSON.parse(during.body) as { status: string }).status, 'draining');
     const slowAnswer = await slow;
     const slowDoneAt = Date.now();

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw, header } from '../support/http.js';
 
 const TOKEN = 'test-admin-token-0123456789';
@@ -96,7 +97,8 @@ describe('invalidation through svc', () => {
     const svc = await startSvc([origin.url]);
     try {
       const inFlight = fetchRaw(`${svc.dataUrl}/race`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // At the origin, which holds its answer 400 ms: the ban comes while the fetch is under way.
+      await eventually('the fetch at the origin', () => origin.requests.some((request) => request.url === '/race'), (asked) => asked);
       assert.equal((await admin(svc, '/v1/ban', { path_regex: '^/race' })).status, 200);
       assert.equal((await inFlight).body, '/race v1', 'the request already under way gets its answer');
       const after = await fetchRaw(`${svc.dataUrl}/race`);

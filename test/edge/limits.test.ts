@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { startTestOrigin, type OriginReply, type TestOrigin } from '../support/test-origin.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { rawGet, sendRaw } from '../support/raw-http.js';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw } from '../support/http.js';
 
 /** An origin that reads every request body to its end before answering, as real ones do. */
@@ -120,7 +121,7 @@ describe('limits and timeouts at the edge', () => {
     await withNode(origin, { limits: { max_in_flight_per_client: 2 } }, async (svc) => {
       await fetchRaw(`${svc.dataUrl}/cached`);
       const held = [fetchRaw(`${svc.dataUrl}/slow/1`), fetchRaw(`${svc.dataUrl}/slow/2`)];
-      while (origin.requests.filter((request) => request.url.startsWith('/slow/')).length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+      await eventually('both held at the origin', () => origin.requests.filter((request) => request.url.startsWith('/slow/')).length, (held) => held === 2);
       const over = await sendRaw(svc.dataUrl, rawGet('/slow/3', ['Host: shop.test']), { untilResponse: true });
       assert.equal(over.status, 429);
       assert.equal(over.headers['retry-after'], '1');
@@ -140,7 +141,7 @@ describe('limits and timeouts at the edge', () => {
     await withNode(origin, config, async (svc) => {
       // Two uploads that send one byte of ten and then nothing: they hold both upload connections.
       const stalled = [1, 2].map((i) => sendRaw(svc.dataUrl, `POST /upload/${i} HTTP/1.1\r\nHost: shop.test\r\nContent-Length: 10\r\n\r\na`, { waitMs: 2_500 }));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await eventually('both uploads at the origin', () => origin.requests.filter((request) => request.url.startsWith('/upload/')).length, (uploads) => uploads === 2);
       for (let i = 0; i < 4; i++) {
         const fill = await sendRaw(svc.dataUrl, rawGet(`/fill/${i}`, ['Host: shop.test']), { untilResponse: true, waitMs: 5_000 });
         assert.equal(fill.status, 200, `fill ${i}`);
@@ -157,7 +158,7 @@ describe('limits and timeouts at the edge', () => {
     const config = { pools: [{ name: 'origin', upstreams: [origin.url], connections: 1, queue_timeout: '300ms', response_timeout: '10s' }] };
     await withNode(origin, config, async (svc) => {
       const hanging = sendRaw(svc.dataUrl, rawGet('/hang', ['Host: shop.test']), { waitMs: 2_000 });
-      while (!origin.requests.some((request) => request.url === '/hang')) await new Promise((resolve) => setTimeout(resolve, 20));
+      await eventually('/hang at the origin', () => origin.requests.some((request) => request.url === '/hang'), (asked) => asked);
       const waiting = await sendRaw(svc.dataUrl, rawGet('/other', ['Host: shop.test']), { untilResponse: true, waitMs: 5_000 });
       assert.equal(waiting.status, 504);
       await hanging;

@@ -8,6 +8,7 @@ import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { OtlpHttpSpanExporter } from '../../src/observe/tracing/otlp-http-exporter.js';
 import { FIRST_BACKOFF_MS, MAX_ATTEMPTS, isRetryableNetworkError, isRetryableStatus, retryDelayMs } from '../../src/observe/tracing/otlp-retry.js';
+import { eventually } from '../support/eventually.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
 
 /** Two finished spans, parent and child, as the batch processor hands them over. */
@@ -27,14 +28,6 @@ function exporterFor(endpoint: string, timeoutMs: number): OtlpHttpSpanExporter 
 
 function exportOnce(exporter: OtlpHttpSpanExporter, spans = finishedSpans()): Promise<ExportResult> {
   return new Promise((resolve) => exporter.export(spans, resolve));
-}
-
-async function until(done: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!done()) {
-    assert.ok(Date.now() < deadline, 'timed out');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('the OTLP/HTTP span exporter', () => {
@@ -86,7 +79,7 @@ describe('the OTLP/HTTP span exporter', () => {
       const exporter = exporterFor(receiver.endpoint, 10_000);
       try {
         const result = exportOnce(exporter);
-        await until(() => receiver.exports.length === 1);
+        await eventually('the first export at the receiver', () => receiver.exports.length, (exports) => exports === 1);
         receiver.answer('accept');
         assert.equal((await result).code, ExportResultCode.SUCCESS);
         assert.equal(receiver.exports.length, 2);
@@ -150,7 +143,7 @@ describe('the OTLP/HTTP span exporter', () => {
       receiver.answer('hang');
       const exporter = exporterFor(receiver.endpoint, 60_000);
       const underWay = exportOnce(exporter);
-      await until(() => receiver.exports.length === 1);
+      await eventually('the first export at the receiver', () => receiver.exports.length, (exports) => exports === 1);
       await exporter.destroy();
       assert.equal((await underWay).code, ExportResultCode.FAILED);
     }));

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw, header } from '../support/http.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 
@@ -61,15 +62,14 @@ function metricValue(text: string, name: string, labels: string): number {
   return line === undefined ? Number.NaN : Number(line.split(' ')[1]);
 }
 
-/** Spans counted dropped for `reason`, once there are some (or 0 after 10 s). */
-async function droppedSpans(svc: SvcUnderTest, reason: 'queue_full' | 'export_failed'): Promise<number> {
-  const deadline = Date.now() + 10_000;
-  let dropped = 0;
-  while (!(dropped > 0) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    dropped = metricValue((await fetchRaw(`${svc.adminUrl}/metrics`)).body, 'svc_tracing_spans_dropped_total', `reason="${reason}"`);
-  }
-  return dropped;
+/** Waits until spans are counted dropped because their export failed. */
+async function untilExportFailedCounted(svc: SvcUnderTest, what: string): Promise<void> {
+  await eventually(
+    what,
+    async () => metricValue((await fetchRaw(`${svc.adminUrl}/metrics`)).body, 'svc_tracing_spans_dropped_total', 'reason="export_failed"'),
+    (dropped) => dropped >= 1,
+    { everyMs: 50 },
+  );
 }
 
 describe('tracing to an OTLP/HTTP collector', () => {
@@ -288,6 +288,7 @@ describe('a response that streams', () => {
     slowOrigin = createServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'max-age=60' });
       response.write('first half, ');
+      // The behaviour under test: a body that takes 400 ms, so that a span ended at the head shows.
       setTimeout(() => response.end('second half'), 400);
     });
     await new Promise<void>((resolve) => slowOrigin.listen(0, '127.0.0.1', () => resolve()));
@@ -342,7 +343,7 @@ describe('a collector that is down or slow', () => {
     const svc = await startSvc([origin.url], { config: tracingConfig(receiver.endpoint), tracingBatch: batch });
     try {
       assert.equal((await fetchRaw(`${svc.dataUrl}/refused-export`)).status, 200);
-      assert.ok((await droppedSpans(svc, 'export_failed')) >= 1, 'the failed batch is counted');
+      await untilExportFailedCounted(svc, 'the failed batch is counted');
       assert.equal(receiver.exports[0]?.path, '/v1/traces');
     } finally {
       await svc.stop();
@@ -367,7 +368,7 @@ describe('a collector that is down or slow', () => {
     const svc = await startSvc([origin.url], { config: tracingConfig(receiver.endpoint), tracingBatch: batch });
     try {
       await serveThrough(svc, '/collector-500');
-      assert.ok((await droppedSpans(svc, 'export_failed')) >= 1, 'the failed batch is counted');
+      await untilExportFailedCounted(svc, 'the failed batch is counted');
       assert.ok(receiver.exports.length >= 1, 'svc did try to export');
       assert.equal(receiver.spans.length, 0);
     } finally {
@@ -384,7 +385,7 @@ describe('a collector that is down or slow', () => {
     const svc = await startSvc([origin.url], { config: tracingConfig(receiver.endpoint), tracingBatch: batch });
     try {
       await serveThrough(svc, '/collector-down');
-      assert.ok((await droppedSpans(svc, 'export_failed')) >= 1, 'the failed batch is counted');
+      await untilExportFailedCounted(svc, 'the failed batch is counted');
       await serveThrough(svc, '/collector-down');
     } finally {
       await svc.stop();
@@ -400,10 +401,9 @@ describe('a collector that is down or slow', () => {
     const svc = await startSvc([origin.url], { config: tracingConfig(receiver.endpoint), tracingBatch: { ...batch, maxQueueSize: 2048 } });
     try {
       await serveThrough(svc, '/slow-collector');
-      await receiver.waitFor(() => receiver.exports.length >= 1).catch(() => undefined);
-      assert.ok(receiver.exports.length >= 1, 'an export is under way');
+      await receiver.waitFor(() => receiver.exports.length >= 1); // an export is under way
       await serveThrough(svc, '/slow-collector');
-      assert.ok((await droppedSpans(svc, 'export_failed')) >= 1, 'the timed-out batch is counted');
+      await untilExportFailedCounted(svc, 'the timed-out batch is counted');
       const metrics = (await fetchRaw(`${svc.adminUrl}/metrics`)).body;
       assert.equal(metricValue(metrics, 'svc_tracing_spans_dropped_total', 'reason="queue_full"'), 0);
     } finally {

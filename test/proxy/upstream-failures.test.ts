@@ -32,6 +32,8 @@ async function unconnectableUpstream(): Promise<{ url: string; close(): Promise<
   const port = Number(line.toString().trim());
   const fillers: Socket[] = [];
   for (let i = 0; i < 4; i++) fillers.push(connect(port, '127.0.0.1').on('error', () => undefined));
+  // Kept as a sleep: no event says the accept queue is full (the connections past it hang in
+  // SYN-SENT, silently), so the fillers get 300 ms to fill it.
   await sleep(300);
   return {
     url: `http://127.0.0.1:${port}`,
@@ -88,6 +90,7 @@ describe('upstream failures', () => {
         (answer) => `answered ${answer.status}`,
         () => 'failed',
       );
+      // The behaviour under test: still connecting 5 s on, past the default timeout.
       assert.equal(await Promise.race([waiting, sleep(5_000, 'still connecting')]), 'still connecting');
     } finally {
       await quick.stop();

@@ -115,6 +115,7 @@ export function sendRaw(url: string, bytes: string | Buffer, options: RawOptions
       const data = typeof bytes === 'string' ? Buffer.from(bytes, 'latin1') : bytes;
       if (options.halfClose) socket.end(data);
       else socket.write(data);
+      // The behaviour a test asks for: a client that sends the rest of its bytes late.
       let delay = 0;
       for (const step of options.then ?? []) {
         delay += step.afterMs;

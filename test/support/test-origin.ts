@@ -49,6 +49,7 @@ export async function startTestOrigin(handler: OriginHandler = () => ({ body: 'o
       if (info.status === 103) response.writeEarlyHints(info.headers ?? {});
       else response.writeProcessing();
     }
+    // The behaviour a test asks for: a slow origin.
     if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
     const body = reply.body === undefined ? Buffer.alloc(0) : Buffer.from(reply.body);
     if (reply.cutAfterBytes !== undefined) {
