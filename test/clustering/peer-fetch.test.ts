@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { keyOfRequest } from '../../src/edge/client-request.js';
 import { freePort } from '../../bench/support/free-port.js';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw, header } from '../support/http.js';
 import { metricValue } from '../support/caching-fixture.js';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
@@ -30,14 +31,6 @@ const objects = new Map<string, Buffer>([
   ['/too-large', patterned(MAX_OBJECT_BYTES + 1, 2)],
   ['/hops', patterned(1024, 3)],
 ]);
-
-async function eventually(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('peer fetch between two nodes', { timeout: 60_000 }, () => {
   let origin: TestOrigin;
@@ -72,9 +65,10 @@ describe('peer fetch between two nodes', { timeout: 60_000 }, () => {
     a = await startSvc([origin.url], await nodeConfig('a', []));
     b = await startSvc([origin.url], await nodeConfig('b', [a.node.cluster!.member.localMember.address]));
     await eventually(
-      () => [a, b].every((node) => node.node.cluster!.peers().filter((peer) => peer.state === 'alive').length === 2),
-      20_000,
       'both nodes to see each other',
+      () => [a, b].map((node) => node.node.cluster!.peers().filter((peer) => peer.state === 'alive').length),
+      (alive) => alive.every((count) => count === 2),
+      { timeoutMs: 20_000, everyMs: 50 },
     );
   });
   after(async () => {

@@ -13,6 +13,7 @@ import { compileBan } from '../../src/invalidation/ban.js';
 import { InvalidationSequence } from '../../src/invalidation/invalidation-sequence.js';
 import { FillLayer } from '../../src/fill/fill-layer.js';
 import type { Fill, FillOpening } from '../../src/fill/fill.js';
+import { eventually } from '../support/eventually.js';
 
 const KEY = 'http://shop.example/item';
 const MAX_OBJECT_BYTES = 1024;
@@ -110,8 +111,7 @@ describe('a fill\'s states', () => {
     const { fill, body } = open();
     fill.claim();
     body.write(Buffer.alloc(MAX_OBJECT_BYTES + 1));
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(fill.state, 'pass');
+    await eventually('the fill passing', () => fill.state, (state) => state === 'pass');
     assert.equal(fill.joinable, false);
     assert.equal(await fills.join(KEY, headersFromRaw([])), undefined);
     body.end();

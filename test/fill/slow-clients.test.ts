@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw, header } from '../support/http.js';
 import { metricValue } from '../support/caching-fixture.js';
 import { pacedGet } from '../support/paced-client.js';
@@ -38,15 +39,6 @@ function tcpBufferMax(kind: 'rmem' | 'wmem'): number {
  */
 const STALLED_BYTES = Math.max(BODY_BYTES, tcpBufferMax('rmem') + tcpBufferMax('wmem') + 16 * 1024 * 1024);
 const stalledBody = Buffer.alloc(STALLED_BYTES, 0x5a);
-
-/** Resolves once `check` holds, polling; rejects after `timeoutMs`. */
-async function eventually(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 interface HeldOrigin {
   server: Server;
@@ -143,7 +135,7 @@ describe('one slow client pays for itself alone', { timeout: 120_000 }, () => {
     const stalled = pacedGet(`${impatient.dataUrl}/stalled`, 0);
     try {
       assert.match(await stalled.head, /x-cache: MISS/i);
-      await eventually(async () => (await cuts()) >= 1, 30_000, 'the stalled client to be cut');
+      await eventually('the stalled client to be cut', cuts, (cut) => cut >= 1, { timeoutMs: 30_000, everyMs: 50 });
       const hit = await fetchRaw(`${impatient.dataUrl}/stalled`);
       assert.equal(header(hit, 'x-cache'), 'HIT');
       assert.equal(sha256(hit.raw), sha256(stalledBody));
@@ -171,6 +163,8 @@ describe('hit-for-pass', { timeout: 60_000 }, () => {
       incoming.resume();
       inFlight += 1;
       mostInFlight = Math.max(mostInFlight, inFlight);
+      // The behaviour under test: a slow origin, so that requests that waited on one another would
+      // show as fewer than ten at the origin at once.
       setTimeout(() => {
         inFlight -= 1;
         response.writeHead(200, { 'cache-control': 'private', 'content-length': '8' });
