@@ -243,6 +243,8 @@ describe('docs/openapi.yaml', () => {
 
     // One profile at a time: while one runs, both profiling endpoints answer 409.
     const running = check({ operation: 'GET /debug/pprof/profile', status: 200, path: '/debug/pprof/profile?seconds=1' });
+    // Kept as a sleep: only the busy answer itself shows that the profile has begun, and asking
+    // before it had (a heap snapshot taken) would take the profiler and refuse the profile instead.
     await new Promise((resolve) => setTimeout(resolve, 100));
     await check({ operation: 'GET /debug/pprof/heap', status: 409 });
     await check({ operation: 'GET /debug/pprof/profile', status: 409, path: '/debug/pprof/profile?seconds=1' });

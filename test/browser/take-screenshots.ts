@@ -30,7 +30,7 @@ try {
   const load = (async () => {
     for (let i = 0; traffic; i++) {
       await cluster.get(i % 7 === 0 ? `/search?q=${i}` : (paths[i % paths.length] as string));
-      await new Promise((resolve) => setTimeout(resolve, 15));
+      await new Promise((resolve) => setTimeout(resolve, 15)); // the traffic's pace, not a wait on anything
     }
   })();
   await admin(cluster.a.adminUrl, '/v1/purge', { url: cluster.url(paths[0] as string) });

@@ -225,6 +225,7 @@ describe('kill -9 with 10,000 warm objects, 50 rounds', { timeout: 600_000 }, ()
         assert.equal(answer.status, 200, `purge of ${path}: ${answer.text}`);
         Object.assign(known.get(path)!, { purged: true, durable: false });
       });
+      // The behaviour under test: a kill at a point of the load no one chose (the load time varies by round).
       await new Promise((resolve) => setTimeout(resolve, LOAD_MS[round % LOAD_MS.length]));
       const { syncedMs, dropped } = await durability();
       trailMs.push(Date.now() - syncedMs);

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { DEMO_DEFAULTS } from '../../examples/demo/demo-env.js';
 import { freePort } from '../../bench/support/free-port.js';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw } from '../support/http.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -87,12 +88,15 @@ describe('README commands', () => {
         stdio: 'ignore',
         env: { ...env, SVC_LISTEN: `127.0.0.1:${ports.data}`, SVC_ADMIN_LISTEN: `127.0.0.1:${ports.admin}`, DEMO_ORIGIN_PORT: String(ports.origin) },
       });
-      for (let i = 0; ; i++) {
-        const ready = await fetchRaw(`http://127.0.0.1:${ports.admin}/readyz`).catch(() => undefined);
-        if (ready?.status === 200) break;
-        assert.ok(i < 150 && demo.exitCode === null, 'npm start did not become ready');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await eventually(
+        'npm start ready',
+        async () => (await fetchRaw(`http://127.0.0.1:${ports.admin}/readyz`)).status,
+        (status) => {
+          assert.equal(demo.exitCode, null, 'npm start exited before it was ready');
+          return status === 200;
+        },
+        { timeoutMs: 15_000, everyMs: 100, tolerateErrors: true },
+      );
     });
     after(async () => {
       demo.kill('SIGTERM');

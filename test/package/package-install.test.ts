@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { LIBP2P_PACKAGES } from '../../src/clustering/libp2p-packages.js';
 import { startTestOrigin } from '../support/test-origin.js';
 import { freePort } from '../../bench/support/free-port.js';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw } from '../support/http.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -299,12 +300,15 @@ describe('the packed package, installed in another project', () => {
     let nodeErrors = '';
     node.stderr.setEncoding('utf8').on('data', (chunk: string) => (nodeErrors += chunk));
     try {
-      for (let i = 0; ; i++) {
-        const ready = await fetchRaw(`http://127.0.0.1:${adminPort}/readyz`).catch(() => undefined);
-        if (ready?.status === 200) break;
-        assert.ok(i < 150 && node.exitCode === null, `the installed svc did not become ready: ${nodeErrors}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await eventually(
+        'the installed svc ready',
+        async () => (await fetchRaw(`http://127.0.0.1:${adminPort}/readyz`)).status,
+        (status) => {
+          assert.equal(node.exitCode, null, `the installed svc exited before it was ready: ${nodeErrors}`);
+          return status === 200;
+        },
+        { timeoutMs: 15_000, everyMs: 100, tolerateErrors: true, detail: () => nodeErrors },
+      );
       await fetchRaw(`http://127.0.0.1:${dataPort}/one`);
       const call = spawnSync(process.execPath, [join(project, 'out', 'consumer.js'), `127.0.0.1:${adminPort}`], {
         cwd: project,

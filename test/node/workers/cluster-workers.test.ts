@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually, type EventuallyOptions } from '../../support/eventually.js';
 import { startTestOrigin } from '../../support/test-origin.js';
 import { freePort } from '../../../bench/support/free-port.js';
 import { fetchRaw, rawHttpGet } from '../../support/http.js';
@@ -42,11 +43,9 @@ async function warmEntries(node: Node): Promise<number> {
   return body.tiers.warm?.entries ?? 0;
 }
 
-async function until(what: string, check: () => Promise<boolean>, nodes: Node[]): Promise<void> {
-  for (let i = 0; !(await check().catch(() => false)); i++) {
-    if (i === 300) throw new Error(`${what} did not happen:\n${nodes.map((node) => node.output).join('\n')}`);
-    await sleep(100);
-  }
+/** How `eventually` waits on these nodes: up to 30 s, a node not answering yet is not a failure, and a failure shows their output. */
+function watching(nodes: Node[]): EventuallyOptions {
+  return { timeoutMs: 30_000, everyMs: 100, tolerateErrors: true, detail: () => nodes.map((node) => node.output).join('\n') };
 }
 
 interface TwoNodes {
@@ -99,7 +98,7 @@ async function startTwoNodes(originUrl: string, mode: 'eventual' | 'strong', war
   launch(0);
   launch(1);
   try {
-    await until('both nodes ready with two members each', async () => (await Promise.all(nodes.map(stats))).every((each) => each.ring?.members === 2), nodes);
+    await eventually('both nodes ready with two members each', () => Promise.all(nodes.map(stats)), (all) => all.every((each) => each.ring?.members === 2), watching(nodes));
   } catch (error) {
     await close();
     throw error;
@@ -125,7 +124,7 @@ test('an eventual cluster of two nodes with several threads each: one member per
     const purge = await fetchRaw(`${a.adminUrl}/v1/purge`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ url: `${b.dataUrl}/shared` }) });
     assert.equal(purge.status, 200);
     // Eventual mode: the purge reaches b after a's answer, and then every thread of b at once.
-    await until('the purge reaching b', async () => (await stats(b)).tiers.hot.entries === 0, nodes);
+    await eventually('the purge reaching b', async () => (await stats(b)).tiers.hot.entries, (entries) => entries === 0, watching(nodes));
     const after = await Promise.all(Array.from({ length: 8 }, () => rawHttpGet(`${b.dataUrl}/shared`, {})));
     for (const answer of after) assert.ok(Number(answer.body.split(' ')[1]) > fetchedBeforePurge, `a copy fetched before the purge: ${answer.body}`);
   } finally {
@@ -154,17 +153,16 @@ test('a restarted node with a warm tier serves nothing fetched before it started
     a.child.kill('SIGSTOP');
     try {
       const restarted = cluster.launch(1);
-      await until(
-        "b's warm tier indexed and its workers serving",
-        async () => restarted.output.includes('"msg":"warm tier indexed"') && (await rawHttpGet(`${restarted.dataUrl}/probe`, {})).status === 200,
-        cluster.nodes,
-      );
+      await eventually("b's warm tier indexed", () => restarted.output.includes('"msg":"warm tier indexed"'), (indexed) => indexed, watching(cluster.nodes));
+      await eventually("b's workers serving", async () => (await rawHttpGet(`${restarted.dataUrl}/probe`, {})).status, (status) => status === 200, watching(cluster.nodes));
       // The member starts after the data plane: wait until it says it is catching up.
       const caughtUp = async (): Promise<boolean | undefined> => {
         const detail = JSON.parse((await fetchRaw(`${restarted.adminUrl}/readyz?detail=1`)).body) as { conditions: { name: string; ready: boolean }[] };
         return detail.conditions.find((condition) => condition.name === 'cluster_caught_up')?.ready;
       };
-      await until("b's member started", async () => (await caughtUp()) !== undefined, cluster.nodes);
+      await eventually("b's member started", caughtUp, (ready) => ready !== undefined, watching(cluster.nodes));
+      // A negative check: b stays behind while a is stopped. Nothing marks a catch-up attempt that
+      // found no peer to ask, so this gives a wrong "caught up" 300 ms to show.
       await sleep(300);
       assert.equal(await caughtUp(), false, 'b has not caught up');
       const answers = await Promise.all(Array.from({ length: 8 }, () => rawHttpGet(`${restarted.dataUrl}/kept`, {})));
@@ -228,7 +226,7 @@ test('a strong node restarted after 10,000 invalidations it missed serves none o
       if (ring.ring.owner === 'b') owned.push(path);
     }
     for (const path of owned) await rawHttpGet(`${b.dataUrl}${path}`, {});
-    await until("b's warm tier holding what it fetched", async () => (await warmEntries(b)) >= owned.length, cluster.nodes);
+    await eventually("b's warm tier holding what it fetched", () => warmEntries(b), (entries) => entries >= owned.length, watching(cluster.nodes));
 
     b.child.kill('SIGKILL');
     await once(b.child, 'exit');
@@ -246,7 +244,7 @@ test('a strong node restarted after 10,000 invalidations it missed serves none o
       const answers = await Promise.all(owned.map((path) => rawHttpGet(`${restarted.dataUrl}${path}`, {}).catch(() => undefined)));
       return answers.flatMap((answer, i) => (answer !== undefined && answer.status === 200 && answer.body.endsWith('generation 1') ? [`${owned[i]} (${String(answer.headers['x-cache'])})`] : []));
     };
-    await until('b ready again', async () => (await fetchRaw(`${restarted.adminUrl}/readyz`)).status === 200, cluster.nodes);
+    await eventually('b ready again', async () => (await fetchRaw(`${restarted.adminUrl}/readyz`)).status, (status) => status === 200, watching(cluster.nodes));
     const readyMs = Date.now() - startedAt;
     let reads = 0;
     while (Date.now() - startedAt < readyMs + 2_000) {
