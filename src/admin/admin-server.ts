@@ -9,6 +9,7 @@ import { isEdgeRejection, readEdgeRequest } from '../edge/client-request.js';
 import { answerAndClose, createEdgeServer, type ErrorBody, type ListenerLimits } from '../edge/edge-server.js';
 import { pathForLog, type RejectionLog } from '../edge/rejections.js';
 import { TrustedProxies } from '../edge/trusted-proxies.js';
+import type { TlsTermination } from '../tls/tls-termination.js';
 import type { AdminRouter } from './router.js';
 import { sendError, toApiError } from './json-response.js';
 
@@ -19,6 +20,8 @@ export interface AdminServerOptions {
   bodyIdleTimeoutMs: number;
   rejections: RejectionLog;
   smugglingRejected: Counter;
+  /** `admin.tls`: the listener terminates TLS (and the dashboard's cookie is `Secure`). */
+  tls?: TlsTermination | undefined;
 }
 
 /** Every error the listener makes itself, in the API's shape, naming the request id of its log line. */
@@ -39,6 +42,7 @@ export function createAdminServer(router: AdminRouter, options: AdminServerOptio
     smugglingRejected: options.smugglingRejected,
     errorBody: adminErrorBody,
     handlerSendsContinue: false,
+    tls: options.tls,
     handler: (raw, response) => {
       const refuse = (status: number, reason: string): void => {
         const requestId = randomUUID();
@@ -46,7 +50,7 @@ export function createAdminServer(router: AdminRouter, options: AdminServerOptio
         rejections.record({ status, reason, requestId, remote: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`, method: raw.method, path: pathForLog(raw.url) });
         answerAndClose(response, status, adminErrorBody(status, reason, requestId), raw.method === 'HEAD');
       };
-      const edge = readEdgeRequest(raw, { listenerScheme: 'http', trustedProxies: NO_TRUSTED_PROXIES });
+      const edge = readEdgeRequest(raw, { listenerScheme: options.tls === undefined ? 'http' : 'https', trustedProxies: NO_TRUSTED_PROXIES });
       if (isEdgeRejection(edge)) {
         refuse(edge.status, edge.reason);
         return;

@@ -80,9 +80,30 @@ function list<const TItem extends v.GenericSchema>(item: TItem, minItems: number
   return v.pipe(v.array(item, message), v.minLength(minItems, message), v.description(description));
 }
 
+/** One certificate a TLS listener serves; SNI picks it by the DNS names it holds (src/tls/). */
+const listenerCertificateSchema = object({
+  cert: nonEmptyString('a file path', 'PEM certificate, the leaf first and then its chain'),
+  key: nonEmptyString('a file path', 'PEM private key of that certificate'),
+});
+
+/**
+ * TLS on a listener (`tls` for the data plane, `admin.tls`): absent, the listener speaks plain HTTP.
+ * No default: certificates are the operator's. Versions (1.2 and 1.3) and ALPN are svc's, not keys.
+ */
+const listenerTlsSchema = object({
+  certificates: list(
+    listenerCertificateSchema,
+    1,
+    'a list of at least one { cert, key }',
+    'certificates served, picked by SNI among their DNS names; the first for a client that names none of them',
+  ),
+});
+
 const adminSchema = object({
   /** Loopback only by default: the admin API can purge and ban, so exposing it is a deliberate choice. */
   listen: v.optional(listenAddress('admin listener, host:port'), '127.0.0.1:9000'),
+  /** Absent: the admin API speaks plain HTTP, as on its loopback default. */
+  tls: v.optional(listenerTlsSchema),
   /** No default: without it `SVC_ADMIN_TOKEN` or a generated token is used (spec §5 item 2). */
   token: v.optional(
     v.pipe(
@@ -402,6 +423,8 @@ const hopLimitMessage = expected(`an integer from ${HOP_LIMIT_MIN} to ${HOP_LIMI
 export const configSchema = object({
   /** Loopback: a fresh install should not serve the network before the operator says so. */
   listen: v.optional(listenAddress('data-plane listener, host:port'), '127.0.0.1:8080'),
+  /** Absent: the data plane speaks plain HTTP; present, `listen` terminates TLS (one listener, either). */
+  tls: v.optional(listenerTlsSchema),
   /** 256 MiB: a useful working set that fits beside Node on a small machine. */
   hot_max_bytes: v.optional(
     integer(1, 'an integer number of bytes greater than 0', 'capacity of the hot (memory) tier in bytes'),

@@ -46,7 +46,7 @@ export interface EdgeRejection {
 
 /** What the data plane needs to read a request: its listener's scheme and whom it trusts. */
 export interface EdgeRequestOptions {
-  /** The scheme of the listener itself: svc's data plane speaks plain HTTP. */
+  /** The scheme of the listener itself: https when it terminates TLS, else http. */
   readonly listenerScheme: Scheme;
   readonly trustedProxies: TrustedProxies;
 }

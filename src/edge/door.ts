@@ -7,6 +7,7 @@
 // only if the parser did not fail earlier in the bytes (then its error is the one answered).
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { Server as TlsServer } from 'node:tls';
 import { RequestHeadMeter, type HeadLimits, type HeadRefusal } from './request-head-meter.js';
 
 export interface Door {
@@ -30,7 +31,8 @@ export function openDoor(server: Server, limits: HeadLimits, refuse: (socket: So
   const meters = new WeakMap<object, RequestHeadMeter>();
   /** Each connection's refusal, while it waits for the parser's turn to end; `undefined` once dropped. */
   const refusals = new WeakMap<object, HeadRefusal | undefined>();
-  server.on('connection', (socket: Socket) => {
+  // Over TLS, the parser reads each connection's decrypted stream, which 'secureConnection' gives.
+  server.on(server instanceof TlsServer ? 'secureConnection' : 'connection', (socket: Socket) => {
     const meter = new RequestHeadMeter(limits);
     meters.set(socket, meter);
     socket.prependListener('data', (chunk: Buffer) => {

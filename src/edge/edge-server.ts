@@ -5,13 +5,17 @@
 // for an HTTP version other than 1.0 and 1.1, 501 for a transfer coding other than chunked, 408 for
 // headers that do not arrive in time, 400 (counted as smuggling) for ambiguous framing, 405 for
 // CONNECT, 417 for an expectation svc cannot meet. Each is logged once with its reason (rejections.ts).
+// With TLS (src/tls/) the same server runs over each connection's decrypted stream.
 import { randomUUID } from 'node:crypto';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Counter } from 'prom-client';
 import { classifyClientError } from './client-errors.js';
 import { openDoor } from './door.js';
 import { pathForLog, type RejectionLog } from './rejections.js';
+import type { TlsTermination } from '../tls/tls-termination.js';
+import { handshakeCompleted } from '../tls/tls-fields.js';
 
 export interface ListenerLimits {
   /** Largest request header section, request line to its final CRLF, as received; 431 beyond. */
@@ -43,6 +47,8 @@ export interface EdgeServerOptions {
    * (RFC 9110 §10.1.1), so a request refused on its head alone never has its body sent.
    */
   readonly handlerSendsContinue: boolean;
+  /** Present: the listener terminates TLS with these certificates (a client's listener only). */
+  readonly tls?: TlsTermination | undefined;
 }
 
 /** How often Node checks connections for the header timeout: its precision. */
@@ -131,20 +137,21 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
     }
   };
 
-  const server = createServer(
-    {
-      maxHeaderSize: limits.maxHeaderBytes,
-      headersTimeout: limits.headerTimeoutMs,
-      // Bodies have an idle timeout of their own where they are read; a total would cut slow but
-      // steady uploads and is left off (0).
-      requestTimeout: 0,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      connectionsCheckingInterval: Math.min(MAX_CHECK_INTERVAL_MS, limits.headerTimeoutMs),
-      // Host is checked by the handlers, so a missing one is logged and answered like every refusal.
-      requireHostHeader: false,
-    },
-    (request, response) => track(request, response),
-  );
+  const httpOptions = {
+    maxHeaderSize: limits.maxHeaderBytes,
+    headersTimeout: limits.headerTimeoutMs,
+    // Bodies have an idle timeout of their own where they are read; a total would cut slow but
+    // steady uploads and is left off (0).
+    requestTimeout: 0,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.min(MAX_CHECK_INTERVAL_MS, limits.headerTimeoutMs),
+    // Host is checked by the handlers, so a missing one is logged and answered like every refusal.
+    requireHostHeader: false,
+  };
+  const tls = options.tls;
+  const onRequest: RequestListener = (request, response) => track(request, response);
+  const server: Server = tls === undefined ? createServer(httpOptions, onRequest) : createHttpsServer({ ...httpOptions, ...tls.serverOptions() }, onRequest);
+  if (tls !== undefined) tls.attach(server as ReturnType<typeof createHttpsServer>);
   // Node keeps the first 2,000 fields by default and drops the rest unsaid. A client's head holds no
   // more than the door lets through; the internal listener's come from the node's own threads.
   server.maxHeadersCount = options.fromClients ? limits.maxHeaderFields : 0;
@@ -179,6 +186,12 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
   };
 
   server.on('clientError', (error: Error & { code?: string; bytesParsed?: number }, socket: Duplex & { remoteAddress?: string; remotePort?: number }) => {
+    // A TLS handshake that failed or timed out (https.Server reports it here): no HTTP answer can reach
+    // that client, and one written would wait forever for a handshake that is not coming.
+    if (tls !== undefined && !handshakeCompleted(socket)) {
+      socket.destroy();
+      return;
+    }
     // Answered already: what else the client sent is not read.
     if (answered.has(socket)) {
       socket.destroy();

@@ -20,6 +20,8 @@ import { createRejectionLog } from '../edge/rejections.js';
 import { TrustedProxies } from '../edge/trusted-proxies.js';
 import type { UpstreamPool } from '../upstream/upstream-pool.js';
 import { InFlightRequests } from '../proxy/in-flight.js';
+import { TlsTermination } from '../tls/tls-termination.js';
+import type { ListenerCertificate } from '../tls/listener-certificates.js';
 import { close, listen, listeningFd, stopAccepting } from './listeners.js';
 import { buildRouting, type NodeLimits, type Routing } from './routing.js';
 import type { Teardown } from './teardown.js';
@@ -46,6 +48,8 @@ export interface DataPlaneOptions {
   /** What the node's threads share of the access log (its hash key, its sampling count). */
   accessLog?: SharedAccessLog | undefined;
   tracingBatch?: Partial<BatchLimits> | undefined;
+  /** `tls`: the certificates the listener serves, as the main thread read them; absent for plain HTTP. */
+  certificates?: readonly ListenerCertificate[] | undefined;
   teardown: Teardown;
 }
 
@@ -57,6 +61,8 @@ export interface DataPlane {
   readonly inFlight: InFlightRequests;
   /** The routing at startup; a reload builds the next one from it. */
   readonly routing: Routing;
+  /** The listener's TLS, which a reload gives new certificates; undefined for plain HTTP. */
+  readonly tls: TlsTermination | undefined;
   /**
    * Opens a listener on `address` (sharing its port with the node's other threads when `reusePort`),
    * or on the socket `fd` an upgraded predecessor handed over.
@@ -109,6 +115,8 @@ export async function buildDataPlane(options: DataPlaneOptions): Promise<DataPla
   });
   const accessLog = createAccessLog(logger, config.log.access_query, options.accessLog);
   const inFlight = new InFlightRequests();
+  // The handshake is bounded by the header timeout: both are what a client takes before it asks.
+  const tls = options.certificates && new TlsTermination(options.certificates, config.limits.header_timeout);
   const deps: DataPlaneDeps = {
     routes: routing.routes,
     pools: routing.pools,
@@ -130,9 +138,10 @@ export async function buildDataPlane(options: DataPlaneOptions): Promise<DataPla
       keepAliveTimeoutMs: config.limits.keep_alive_timeout,
     },
     bodyIdleTimeoutMs: config.limits.body_idle_timeout,
-    // svc's data plane speaks plain HTTP: a request's scheme is http unless a trusted proxy says https.
-    listenerScheme: 'http',
+    // The listener's own scheme (a request over TLS is https), unless a trusted proxy says otherwise.
+    listenerScheme: tls === undefined ? 'http' : 'https',
     trustedProxies: new TrustedProxies(config.trusted_proxies),
+    tls,
   };
   const opened = async (server: Server, open: () => Promise<string>): Promise<string> => {
     const url = await open();
@@ -147,6 +156,7 @@ export async function buildDataPlane(options: DataPlaneOptions): Promise<DataPla
     accessLog,
     inFlight,
     routing,
+    tls,
     listen: async (address, reusePort, fd) => {
       const server = createDataPlaneServer(deps);
       const url = await opened(server, () => listen(server, 'data-plane', address, { reusePort, fd }));

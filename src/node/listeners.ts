@@ -1,6 +1,7 @@
 // Opening and closing a node's listeners, with errors an operator can act on.
 import { createServer, type Server } from 'node:http';
 import { Server as NetServer, type AddressInfo } from 'node:net';
+import { Server as TlsServer } from 'node:tls';
 import { splitHostPort } from '../config/index.js';
 
 /** What the system says when a listener cannot open, in the words an operator searches for. */
@@ -33,7 +34,7 @@ export class ListenError extends Error {
 
 /**
  * Opens `server` on `address` (`host:port`, or an absolute path for a Unix socket) and resolves with
- * its URL, the port actually bound. `reusePort`: the threads of one node each open the data-plane
+ * its URL (`https:` for a listener that terminates TLS), the port actually bound. `reusePort`: the threads of one node each open the data-plane
  * port, and the kernel spreads connections among them (SO_REUSEPORT). `fd`: the listening socket an
  * upgraded predecessor handed over (upgrade-successor.ts), taken as it is, its queue included;
  * `address` then only names it in errors.
@@ -57,7 +58,7 @@ export async function listen(server: Server, listener: string, address: string, 
   if (onSocket) return `unix:${address}`;
   const bound = server.address() as AddressInfo;
   const shownHost = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
-  return `http://${shownHost}:${bound.port}`;
+  return `${server instanceof TlsServer ? 'https' : 'http'}://${shownHost}:${bound.port}`;
 }
 
 /**

@@ -1,9 +1,10 @@
 // What the configuration names outside itself, checked before a node starts (and by `svc config
-// validate`): files that must be readable (TLS certificates and keys), directories that must be
-// writable or creatable (the warm tier, the libp2p key directory), the libp2p packages when that
-// transport is chosen, and SVC_ADMIN_TOKEN. Each problem names its key and the system's reason, so a
-// missing key file reads `cluster.tls.key: cannot read "/etc/svc/node.key": no such file or directory
-// (ENOENT)` rather than a bare ENOENT from deep inside startup.
+// validate`): files that must be readable (TLS certificates and keys; a listener's must also hold a
+// certificate and its key), directories that must be writable or creatable (the warm tier, the
+// libp2p key directory), the libp2p packages when that transport is chosen, and SVC_ADMIN_TOKEN.
+// Each problem names its key and the system's reason, so a missing key file reads `cluster.tls.key:
+// cannot read "/etc/svc/node.key": no such file or directory (ENOENT)` rather than a bare ENOENT from
+// deep inside startup.
 import { constants } from 'node:fs';
 import { access, open, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -11,6 +12,7 @@ import type { Config, ConfigIssue } from '../config/index.js';
 import { adminTokenEnvIssue } from '../admin/admin-token.js';
 import { nodeInternalsEnvIssue } from '../runtime/node-internals.js';
 import { missingLibp2pMessage, missingLibp2pPackages } from '../clustering/libp2p-packages.js';
+import { readListenerCertificates } from '../tls/listener-certificates.js';
 
 /** The system's error codes in the words an operator searches for. */
 const REASONS: Readonly<Record<string, string>> = {
@@ -93,7 +95,24 @@ export async function checkStartup(config: Config, env: NodeJS.ProcessEnv): Prom
     file('cluster.tls.ca', cluster.tls.ca);
   }
   if (cluster?.libp2p) directory('cluster.libp2p.data_dir', cluster.libp2p.data_dir);
+  const listenerTls = [
+    ['tls', config.tls],
+    ['admin.tls', config.admin.tls],
+  ] as const;
+  for (const [key, tls] of listenerTls) {
+    tls?.certificates.forEach((pair, i) => {
+      file(`${key}.certificates[${i}].cert`, pair.cert);
+      file(`${key}.certificates[${i}].key`, pair.key);
+    });
+  }
   const issues = (await Promise.all(checks)).filter((issue) => issue !== undefined);
+  // Readable: then what they hold must be a certificate and its key, which OpenSSL accepts.
+  if (issues.length === 0) {
+    for (const [key, tls] of listenerTls) {
+      const read = tls && (await readListenerCertificates(key, tls));
+      if (read?.ok === false) issues.push(...read.issues);
+    }
+  }
   if (cluster?.transport === 'libp2p') {
     const missing = missingLibp2pPackages();
     if (missing.length > 0) issues.push({ path: 'cluster.transport', message: missingLibp2pMessage(missing) });

@@ -48,6 +48,8 @@ import { DrainControl } from './drain-control.js';
 import { Teardown } from './teardown.js';
 import { pinTickObjectShape } from './tick-object-shape.js';
 import { checkStartup } from './startup-checks.js';
+import { NodeCertificates } from './node-certificates.js';
+import { CertificateExpiry } from '../tls/certificate-expiry.js';
 import { openLockedWarmStore } from './warm-directory.js';
 import { close, listenChecked, probeAddress } from './listeners.js';
 import { nodeInternalsAllowed } from '../runtime/node-internals.js';
@@ -138,6 +140,9 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
   const now = options.clock?.now ?? Date.now;
   const metrics = new NodeMetrics();
   const readiness = new Readiness(metrics, now);
+  // The TLS listeners' certificates: read here, once for every thread (node-certificates.ts).
+  const certificates = await NodeCertificates.load(config, new CertificateExpiry(metrics.registry, logger, now));
+  teardown.add(() => certificates.stop());
   readiness.expect('data_listener_bound', 'the data-plane listener is not open yet');
 
   const adminToken = resolveAdminToken(env, config.admin.token);
@@ -161,7 +166,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     fileReload &&
     (async (): Promise<ReloadOutcome> => {
       const outcome = await fileReload();
-      if (outcome.status === 'reloaded') await side.reloaded();
+      if (outcome.status === 'reloaded') await Promise.all([side.reloaded(), certificates.applied()]);
       return outcome;
     });
 
@@ -181,6 +186,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     bodyIdleTimeoutMs: config.limits.body_idle_timeout,
     rejections: adminRejections,
     smugglingRejected: metrics.smugglingRejected,
+    tls: certificates.admin,
   });
   // A successor answers admin requests once it serves: until then its predecessor does, ready.
   // With SVC_NODE_INTERNALS=off an upgrade's successor opens a socket of its own beside this one's.
@@ -258,6 +264,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     teardown,
     options,
     drainFlag,
+    certificates,
   });
 
   // In a cluster, the admin API's invalidations go to the other nodes too; with a CDN, to the CDN
@@ -309,7 +316,7 @@ async function openNode(options: StartNodeOptions, teardown: Teardown, side: Dat
     nodeName: config.cluster?.node_name,
   });
   if (reload) mountReloadRoutes(router, { check: createTokenCheck(adminToken, authGuard), reload });
-  registerNodeReloadSteps(reloader, { logger, env, hot, adminToken, invalidator, refresher: side.refresher, ...side.reloadParts() });
+  registerNodeReloadSteps(reloader, { logger, env, hot, adminToken, invalidator, refresher: side.refresher, certificates, ...side.reloadParts() });
 
   const dataUrl = await side.start(
     (serving, total) =>

@@ -19,6 +19,10 @@ export interface AccessRecord {
   cache_status: string;
   route: string;
   remote: string;
+  /** Over TLS only (the spec's fields stay as they are for plain HTTP): `TLSv1.3`, the cipher's IANA name, ALPN's protocol. */
+  tls_version?: string;
+  tls_cipher?: string;
+  tls_alpn?: string;
 }
 
 /** `log.access_query`: omit, hash or full (docs/configuration.md). */

@@ -11,6 +11,7 @@ import type { Logger } from '../observe/logger.js';
 import { isEdgeRejection, readEdgeRequest, type EdgeRequestOptions } from '../edge/client-request.js';
 import { createEdgeServer, expectsContinue, type ListenerLimits } from '../edge/edge-server.js';
 import type { TrustedProxies } from '../edge/trusted-proxies.js';
+import type { TlsTermination } from '../tls/tls-termination.js';
 import type { MatchedRoute, RouteTable, RouteRule } from './route-table.js';
 import { Exchange, type ExchangeDeps } from './exchange.js';
 import type { CacheFlow } from './cache-flow.js';
@@ -46,6 +47,8 @@ export interface DataPlaneDeps extends ExchangeDeps, EdgeRequestOptions {
   limits: ListenerLimits;
   /** `trusted_proxies`, read on every request: a configuration reload replaces it here. */
   trustedProxies: TrustedProxies;
+  /** `tls`: the clients' listener terminates TLS (the internal one never does). */
+  tls: TlsTermination | undefined;
 }
 
 /**
@@ -79,6 +82,7 @@ export function createDataPlaneServer(deps: DataPlaneDeps, internal?: Pick<Sibli
     smugglingRejected: deps.smugglingRejected,
     errorBody: dataPlaneErrorBody,
     handlerSendsContinue: true,
+    tls: internal === undefined ? deps.tls : undefined,
     handler: (request, response) => {
       const exchange = new Exchange(request, response, deps);
       let pending: Promise<unknown> | undefined;
@@ -113,7 +117,7 @@ function handle(
     rejectRequest(exchange, 403, 'bad_internal_request', { close: true });
     return undefined;
   }
-  if (handed !== undefined) exchange.handedFrom = { remote: handed.remote, proto: handed.proto };
+  if (handed !== undefined) exchange.handedFrom = { remote: handed.remote, proto: handed.proto, tls: handed.tls };
   const edge = handed === undefined ? readEdgeRequest(request, deps) : edgeOfHanded(handed);
   if (isEdgeRejection(edge)) {
     // A body may follow that nobody will read: the connection is not reused.

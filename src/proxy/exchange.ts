@@ -16,6 +16,7 @@ import type { EdgeRequest } from '../edge/client-request.js';
 import type { RejectionLog } from '../edge/rejections.js';
 import type { Forwarding } from '../fill/forward-headers.js';
 import type { RequestTrace, RequestTracer } from '../observe/tracing/request-trace.js';
+import { tlsFieldsOf, type TlsFields } from '../tls/tls-fields.js';
 
 export interface ExchangeDeps {
   metrics: NodeMetrics;
@@ -43,9 +44,9 @@ export class Exchange {
   forwarding!: Forwarding;
   /**
    * Set when another thread of the node handed this request over (home-routing.ts): this thread
-   * answers it as the key's home, and logs it with the client's connection and protocol, given here.
+   * answers it as the key's home, and logs it with the client's connection, protocol and TLS, given here.
    */
-  handedFrom: { remote: string; proto: string } | undefined;
+  handedFrom: { remote: string; proto: string; tls: TlsFields | undefined } | undefined;
   /** This thread handed the request to the key's home thread, which counts and logs it. */
   private counted = true;
   /** This request's spans; undefined when tracing is off (the only check an untraced request makes). */
@@ -163,6 +164,7 @@ export class Exchange {
       cache_status: this.cacheResult,
       route: this.routeLabel,
       remote: this.handedFrom?.remote ?? `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`,
+      ...(this.handedFrom === undefined ? tlsFieldsOf(socket) : this.handedFrom.tls),
     });
   }
 }

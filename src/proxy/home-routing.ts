@@ -25,6 +25,7 @@ import type { CacheResult, Source } from '../observe/metrics.js';
 import type { Exchange } from './exchange.js';
 import { responseFieldsFromOrigin, SVC_FIELD_PREFIX } from '../fill/forward-headers.js';
 import { relayInformational } from './informational.js';
+import { tlsFieldsOf } from '../tls/tls-fields.js';
 
 /** Carries the node's internal token: a request with it was handed over by a sibling thread. */
 export const SIBLING_HEADER = 'x-svc-sibling';
@@ -49,6 +50,8 @@ const EdgeShape = v.object({
   remote: v.string(),
   /** `HTTP/1.x` of the client's request. */
   proto: v.string(),
+  /** The TLS of the client's connection, for the access log; absent for plain HTTP. */
+  tls: v.optional(v.object({ tls_version: v.string(), tls_cipher: v.string(), tls_alpn: v.string() })),
 });
 export type HandedEdge = v.InferOutput<typeof EdgeShape>;
 
@@ -166,6 +169,7 @@ export class SiblingRouting implements HomeRouting {
       ...exchange.edge,
       remote: `${request.socket?.remoteAddress ?? ''}:${request.socket?.remotePort ?? 0}`,
       proto: `HTTP/${request.httpVersion}`,
+      tls: tlsFieldsOf(request.socket),
     };
     const headers = [...fields, SIBLING_HEADER, this.#options.token, EDGE_HEADER, JSON.stringify(edge)];
     return {

@@ -17,6 +17,11 @@ export type Commit = () => void;
 export interface ReloadStep {
   /** Dot-separated key paths (`routes`, `admin.token`); the step runs when any of them changed. */
   keys: readonly string[];
+  /**
+   * Whether the files the step's keys name changed though the keys did not (a renewed certificate
+   * under the same path): the step then runs, and its keys are reported changed.
+   */
+  changedOnDisk?(next: Config): Promise<boolean>;
   /** Checks the new configuration and returns how to apply it; throws ReloadRefusedError to refuse. */
   prepare(next: Config, previous: Config): Commit | Promise<Commit>;
 }
@@ -96,6 +101,11 @@ export class ConfigReloader {
         return `${key} cannot change without a restart: ${this.#restartReason(key)}${values}`;
       });
     if (refusals.length > 0) throw new ReloadRefusedError(refusals);
+    for (const step of this.#steps) {
+      if (step.changedOnDisk === undefined || step.keys.some((key) => changed.includes(key))) continue;
+      if (await step.changedOnDisk(next)) changed.push(...step.keys);
+    }
+    changed.sort();
     if (changed.length === 0) return { status: 'unchanged', changed };
     const commits: Commit[] = [];
     const reasons: string[] = [];

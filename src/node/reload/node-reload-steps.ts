@@ -1,8 +1,9 @@
 // What of a running node a configuration reload changes (docs/operations.md "Reload"): routes and
 // pools, the hot tier's bound, the largest stored body, the admin token, the access log's query
-// strings, the trusted proxies and the bound on active bans. What the node sets up once (listeners and their limits, the warm
-// tier, the cluster, tracing, background refresh's routes, the wrong-token limiter) is restart-only,
-// each with the reason the refusal quotes.
+// strings, the trusted proxies, the bound on active bans and the TLS certificates (node-certificates.ts).
+// What the node sets up once (listeners and their limits, the warm tier, the cluster, tracing,
+// background refresh's routes, the wrong-token limiter) is restart-only, each with the reason the
+// refusal quotes.
 import { isDeepStrictEqual } from 'node:util';
 import type { AdminToken } from '../../admin/admin-token.js';
 import { resolveAdminToken } from '../../admin/admin-token.js';
@@ -18,6 +19,7 @@ import type { InvalidationEngine } from '../../invalidation/create-invalidator.j
 import { buildRouting, refreshSetup, type Routing } from '../routing.js';
 import { ReloadRefusedError } from '../../config/index.js';
 import type { ConfigReloader } from './config-reloader.js';
+import type { NodeCertificates } from '../node-certificates.js';
 
 export interface ReloadableParts {
   logger: Logger;
@@ -38,6 +40,8 @@ export interface ReloadableParts {
   accessLog?: AccessLog | undefined;
   /** Admits new bans up to `max_active_bans` (the main thread's engine). */
   invalidator?: Pick<InvalidationEngine, 'setMaxActiveBans'> | undefined;
+  /** The TLS listeners' certificates (the main thread's), read again at every reload. */
+  certificates?: NodeCertificates | undefined;
 }
 
 export function registerNodeReloadSteps(reloader: ConfigReloader, parts: ReloadableParts): void {
@@ -138,4 +142,8 @@ export function registerNodeReloadSteps(reloader: ConfigReloader, parts: Reloada
     keys: ['log.access_query'],
     prepare: (next) => () => parts.accessLog?.setQueryMode(next.log.access_query),
   });
+
+  // Certificates are read by the main thread, which sends the data plane's to every thread that
+  // serves it: a worker thread has nothing of its own to change for these keys.
+  for (const step of parts.certificates?.reloadSteps() ?? [{ keys: ['tls', 'admin.tls'], prepare: () => () => undefined }]) reloader.register(step);
 }

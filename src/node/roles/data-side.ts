@@ -25,6 +25,7 @@ import type { HandedSockets, Successor } from '../upgrade-successor.js';
 import type { ReloadStep } from '../reload/config-reloader.js';
 import type { ReloadableParts } from '../reload/node-reload-steps.js';
 import type { SharedClock } from '../shared-clock.js';
+import type { NodeCertificates } from '../node-certificates.js';
 
 export interface StartNodeOptions {
   config: Config;
@@ -78,6 +79,8 @@ export interface ControlParts {
   options: StartNodeOptions;
   /** Whether the node drains: every data-plane thread reads it on each request. */
   drainFlag: DrainFlag;
+  /** The data plane's certificates when it terminates TLS, and their changes at reloads. */
+  certificates: NodeCertificates;
 }
 
 /** What serves the data plane, as the control plane uses it. */

@@ -35,8 +35,11 @@ export function singleThreadSide(): DataSide {
         onServedFromCache: refreshes ? (entry, request, route) => refresher?.onServedFromCache(entry, request, route) : undefined,
         tracingBatch: control.options.tracingBatch,
         limits: nodeLimits(createNodeLimitsMemory(0), 0),
+        certificates: control.certificates.data(),
         teardown,
       });
+      const built = plane;
+      control.certificates.onDataChange((certificates) => built.tls?.replace(certificates));
       if (!refreshes) return;
       refresher = new BackgroundRefresher({
         cache,

@@ -30,6 +30,7 @@ import { WorkerWarmTier } from '../workers/worker-warm-tier.js';
 import { RelayedClusterMember } from '../workers/relayed-cluster-member.js';
 import { createWorkerPeerFetcher } from '../workers/worker-peer-fetcher.js';
 import { ServedReporter } from '../workers/served-reporter.js';
+import type { ListenerCertificate } from '../../tls/listener-certificates.js';
 
 export interface WorkerNode {
   readonly dataUrl: string;
@@ -41,6 +42,7 @@ export interface WorkerNode {
   listeningFds(): number[];
   stopAccepting(timeoutMs: number): Promise<boolean>;
   reload(next: Config): Promise<unknown>;
+  setCertificates(certificates: readonly ListenerCertificate[]): void;
   report(): void;
   stop(): Promise<void>;
 }
@@ -114,6 +116,7 @@ async function openWorkerNode(start: WorkerStart & { slot: number }, channel: Ma
     limits: nodeLimits(start.limits, workerColumn(start.slot)),
     accessLog: start.accessLog,
     tracingBatch: start.tracingBatch,
+    certificates: start.certificates,
     teardown,
   });
   await plane.listenInternal(siblingSocket(start.siblingDir, start.slot));
@@ -147,6 +150,7 @@ async function openWorkerNode(start: WorkerStart & { slot: number }, channel: Ma
       current = next;
       return outcome;
     },
+    setCertificates: (certificates) => plane.tls?.replace(certificates),
     report: () => reporter?.flush(),
     stop: () => teardown.run(),
   };

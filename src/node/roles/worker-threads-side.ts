@@ -66,10 +66,13 @@ export function workerThreadsSide(threads: number, options: StartNodeOptions): D
           serveGate: cluster?.gate.buffer,
           drainFlag: control.drainFlag.buffer,
           tracingBatch: options.tracingBatch,
+          certificates: () => control.certificates.data(),
           onWorkerExit: (slot, threadId) => clearWorker(limits, slot, threadId),
         },
         logger,
       );
+      const started = workers;
+      control.certificates.onDataChange((certificates) => started.setCertificates(certificates));
       // The threads read the warm tier directly and send their changes here, its one writer.
       if (warm) workers.shareWarm(warm, new SharedWarmWrites({ warm, admissible: (entry) => invalidator.admissible(entry), logger }));
       // Strong mode: they learn the ring from this member and ask owners through it.

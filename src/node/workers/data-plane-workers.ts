@@ -15,6 +15,7 @@ import type { Logger } from '../../observe/logger.js';
 import type { HotMemory } from '../../store/hot-store.js';
 import type { SharedHotStore } from '../../store/shared-hot/shared-hot-store.js';
 import type { WarmStore } from '../../store/warm/warm-store.js';
+import type { ListenerCertificate } from '../../tls/listener-certificates.js';
 import type { LineSink } from './line-relay.js';
 import type { PeerRelay } from './peer-relay.js';
 import type { SharedWarmWrites } from './shared-warm-writes.js';
@@ -53,6 +54,8 @@ export interface WorkerStart {
   drainFlag: SharedArrayBuffer;
   /** Tests only: the span export's batching (StartNodeOptions.tracingBatch). */
   tracingBatch: Partial<BatchLimits> | undefined;
+  /** `tls`: the certificates in force (a worker started again gets those a reload took); undefined for plain HTTP. */
+  certificates: readonly ListenerCertificate[] | undefined;
 }
 
 export interface DataPlaneWorkersOptions {
@@ -75,6 +78,8 @@ export interface DataPlaneWorkersOptions {
   serveGate: SharedArrayBuffer | undefined;
   drainFlag: SharedArrayBuffer;
   tracingBatch: Partial<BatchLimits> | undefined;
+  /** The data plane's certificates in force, read when a worker starts. */
+  certificates: () => readonly ListenerCertificate[] | undefined;
   /** Told of each worker that exited (its slot and thread), after the hot tier was repaired. */
   onWorkerExit: (slot: number, threadId: number) => void;
 }
@@ -117,6 +122,7 @@ export class DataPlaneWorkers {
       serveGate: options.serveGate,
       drainFlag: options.drainFlag,
       tracingBatch: options.tracingBatch,
+      certificates: options.certificates(),
     });
     this.#supervisor = new WorkerSupervisor({
       workers: options.workers,
@@ -233,6 +239,17 @@ export class DataPlaneWorkers {
     const outcome = await this.#supervisor.calls.call('reload', config, { onFailure: 'terminate', timeoutMs: RELOAD_CALL_TIMEOUT_MS });
     for (const failure of outcome.failed) {
       this.logger.error({ thread: failure.threadId, reason: failure.reason }, 'a data-plane worker did not reload: terminated, it starts again on the file as it is now');
+    }
+  }
+
+  /**
+   * Every worker serves these certificates to its new connections (a reload took them). A worker that
+   * fails to is logged and terminated: its replacement starts with them.
+   */
+  async setCertificates(certificates: readonly ListenerCertificate[]): Promise<void> {
+    const outcome = await this.#supervisor.calls.call('certificates', certificates.map(({ cert, key, names }) => ({ cert, key, names: [...names] })), { onFailure: 'terminate', timeoutMs: RELOAD_CALL_TIMEOUT_MS });
+    for (const failure of outcome.failed) {
+      this.logger.error({ thread: failure.threadId, reason: failure.reason }, 'a data-plane worker did not take the new certificates: terminated, it starts again with them');
     }
   }
 

@@ -29,13 +29,15 @@ const Invalidation = v.variant('type', [
 /**
  * The calls: main → every worker, each answers with the result (or an error). `describe` gives the
  * worker's data-plane URL; `drain` answers once its in-flight requests are done; `reload` once it
- * applied the configuration the main thread reloaded; `invalidate` with the entries it counted; `metrics` with its
+ * applied the configuration the main thread reloaded; `certificates` once it serves them; `invalidate` with the entries it counted; `metrics` with its
  * registry's figures (prom-client's JSON, summed by the main thread).
  */
 export const CALLS = {
   describe: { payload: v.null(), result: v.string() },
   drain: { payload: v.null(), result: v.null() },
   reload: { payload: v.custom<Config>((data) => typeof data === 'object' && data !== null, 'a configuration expected'), result: v.null() },
+  /** The data plane's certificates a reload took (PEM text and SNI names), for new connections. */
+  certificates: { payload: v.array(v.object({ cert: v.string(), key: v.string(), names: v.array(v.string()) })), result: v.null() },
   invalidate: { payload: Invalidation, result: v.number() },
   /** Sends the hits on refresh-enabled routes served since the last report now, before answering. */
   report: { payload: v.null(), result: v.null() },

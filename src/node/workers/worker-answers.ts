@@ -9,6 +9,7 @@
 import type { Invalidator } from '../../invalidation/invalidator.js';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config/index.js';
+import type { ListenerCertificate } from '../../tls/listener-certificates.js';
 import type { MainChannel } from './main-channel.js';
 import { answerMetricsCalls } from './worker-metrics.js';
 import type { WorkerWarmTier } from './worker-warm-tier.js';
@@ -20,6 +21,8 @@ export interface AnsweringNode {
   readonly registry: Registry;
   drain(): Promise<void>;
   reload(next: Config): Promise<unknown>;
+  /** New certificates for the data plane's new connections. */
+  setCertificates(certificates: readonly ListenerCertificate[]): void;
   /** Sends the hits it has to report now (background refresh's reports). */
   report(): void;
   listeningFds(): number[];
@@ -35,6 +38,10 @@ export function answerMainCalls(channel: MainChannel, node: AnsweringNode, warm:
   });
   channel.handle('reload', async (next) => {
     await node.reload(next);
+    return null;
+  });
+  channel.handle('certificates', (certificates) => {
+    node.setCertificates(certificates);
     return null;
   });
   channel.handle('report', () => {
