@@ -5,11 +5,16 @@
 // before. A refresh reaches a former owner, which serves the refreshed object when the key is its again.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvcCluster, clusterAdmin, pathsOwnedBy, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw, header } from '../support/http.js';
 import { ORIGIN_CLOCK_SKEW_MS } from '../../src/clustering/cluster-invalidator.js';
 import { SYNC_INTERVAL_MS } from '../../src/clustering/catch-up.js';
+import { CLUSTER_LOG_FILE_NAME } from '../../src/clustering/log-stores.js';
+import { jsonOfLine } from '../../src/store/json-lines-journal.js';
 
 const SITE = 'shop.example';
 const AWAY_INVALIDATIONS = 1_200;
@@ -34,13 +39,19 @@ async function condition(node: ClusterNodeProcess, name: string): Promise<{ read
   return detail.conditions.find((c) => c.name === name);
 }
 
-async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+/** The latest `synced` and `complete_since` times a node's cluster log journal holds on disk. */
+async function journalTimes(node: ClusterNodeProcess): Promise<{ synced: number; completeSince: number }> {
+  const text = await readFile(join(node.warmPath, 'invalidation', CLUSTER_LOG_FILE_NAME), 'utf8').catch(() => '');
+  const times = { synced: 0, completeSince: 0 };
+  for (const line of text.split('\n')) {
+    const record = jsonOfLine(line) as { type?: string; at?: number } | undefined;
+    if (record?.type === 'synced') times.synced = Math.max(times.synced, record.at ?? 0);
+    if (record?.type === 'complete_since') times.completeSince = Math.max(times.completeSince, record.at ?? 0);
   }
+  return times;
 }
+
+const WAIT = { timeoutMs: 20_000, everyMs: 100 };
 
 async function inWarmTier(node: ClusterNodeProcess, path: string): Promise<boolean> {
   const check = await admin(node, `/v1/debug/cachecheck?url=${encodeURIComponent(`http://${SITE}${path}`)}`);
@@ -55,7 +66,6 @@ async function peerState(asker: ClusterNodeProcess, name: string): Promise<strin
 describe('catch-up after an absence (strong mode, warm tiers)', () => {
   let origin: TestOrigin;
   let cluster: SvcCluster;
-  let clusterReadyMs = 0;
 
   before(async () => {
     const versions = new Map<string, number>();
@@ -66,7 +76,6 @@ describe('catch-up after an absence (strong mode, warm tiers)', () => {
       return { headers: { 'cache-control': 'max-age=600', 'surrogate-key': `tag${path.replaceAll('/', '-')}` }, body: `${path} v${version}` };
     });
     cluster = await startSvcCluster({ names: ['a', 'b', 'c'], mode: 'strong', originUrl: origin.url });
-    clusterReadyMs = Date.now();
   });
   after(async () => {
     await cluster?.close();
@@ -77,14 +86,18 @@ describe('catch-up after an absence (strong mode, warm tiers)', () => {
     const [a, b] = cluster.nodes as [ClusterNodeProcess, ClusterNodeProcess];
     const [purged, banned, refreshed, kept] = (await pathsOwnedBy(a, 'b', 'away', 4)) as [string, string, string, string];
     for (const path of [purged, banned, refreshed, kept]) await get(a, path);
-    for (const path of [purged, banned, refreshed, kept]) await eventually(() => inWarmTier(b, path), `${path} in B's warm tier`);
-    // B's sync heartbeat must have marked it synced after every peer's log began (a peer that caught
-    // up after B vouches only from then): otherwise the absence is a gap, and B rightly distrusts all
-    // it cached. On a loaded machine the nodes catch up far apart; one heartbeat after all are ready
-    // (2 s of margin for late timers) settles it.
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, clusterReadyMs + SYNC_INTERVAL_MS + 2_000 - Date.now())));
+    for (const path of [purged, banned, refreshed, kept]) await eventually(`${path} in B's warm tier`, () => inWarmTier(b, path), (held) => held, WAIT);
+    // B's sync heartbeat (every SYNC_INTERVAL_MS) must have marked it synced after every peer's log
+    // began (a peer that caught up after B vouches only from then): otherwise the absence is a gap,
+    // and B rightly distrusts all it cached. On a loaded machine the nodes catch up far apart.
+    await eventually(
+      "B's journal synced after every peer's log began",
+      () => Promise.all([a, b, cluster.node('c')].map(journalTimes)),
+      ([atA, atB, atC]) => atB!.synced >= Math.max(atA!.completeSince, atC!.completeSince) && atA!.completeSince > 0 && atC!.completeSince > 0,
+      { timeoutMs: SYNC_INTERVAL_MS + 20_000, everyMs: 100 },
+    );
     await cluster.kill('b');
-    await eventually(async () => (await peerState(a, 'b')) === 'dead', 'A declares B dead', 30_000);
+    await eventually('A declares B dead', () => peerState(a, 'b'), (state) => state === 'dead', { ...WAIT, timeoutMs: 30_000 });
 
     await admin(a, '/v1/purge', { url: `http://${SITE}${purged}` });
     const banAskedMs = Date.now();
@@ -96,7 +109,8 @@ describe('catch-up after an absence (strong mode, warm tiers)', () => {
     // Then more than the 1,000 invalidations the old delivery log held, for other URLs.
     const urls = Array.from({ length: AWAY_INVALIDATIONS - 3 }, (_, i) => `http://${SITE}/other-${i}`);
     for (let i = 0; i < urls.length; i += 20) await Promise.all(urls.slice(i, i + 20).map((url) => admin(a, '/v1/purge', { url })));
-    // Past the clock-skew margin, so "as of when it was made" and "as of the restart" differ.
+    // The behaviour under test: time past the clock-skew margin, so "as of when it was made" and "as of
+    // the restart" differ.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, keyInvalidationsDoneMs + ORIGIN_CLOCK_SKEW_MS + 500 - Date.now())));
 
     const started = Date.now();
@@ -130,13 +144,13 @@ describe('catch-up after an absence (strong mode, warm tiers)', () => {
     const [a] = cluster.nodes as [ClusterNodeProcess];
     const [path] = (await pathsOwnedBy(a, 'c', 'former', 1)) as [string];
     await cluster.kill('c');
-    await eventually(async () => (await peerState(a, 'c')) === 'dead', 'A declares C dead', 30_000);
+    await eventually('A declares C dead', () => peerState(a, 'c'), (state) => state === 'dead', { ...WAIT, timeoutMs: 30_000 });
     const stats = await admin(a, `/v1/stats?url=${encodeURIComponent(`http://${SITE}${path}`)}`);
     const interim = (stats.ring as { owner: string }).owner;
     await get(a, path); // cached at the interim owner
     assert.equal(header(await get(a, path), 'x-cache'), 'HIT');
     await cluster.restart('c');
-    await eventually(async () => (await peerState(a, 'c')) === 'alive', 'C back');
+    await eventually('C back', () => peerState(a, 'c'), (state) => state === 'alive', WAIT);
     const refreshed = await admin(a, '/v1/refresh', { url: `http://${SITE}${path}` });
     assert.equal(refreshed.peers_confirmed, 2);
     // The interim owner's copy is stale now: should the key be its again (C gone again), it revalidates.
@@ -150,12 +164,12 @@ describe('catch-up after an absence (strong mode, warm tiers)', () => {
     const [a, b] = cluster.nodes as [ClusterNodeProcess, ClusterNodeProcess];
     const [path] = (await pathsOwnedBy(a, 'b', 'gate', 1)) as [string];
     await get(a, path);
-    await eventually(() => inWarmTier(b, path), 'the object in B\'s warm tier');
+    await eventually("the object in B's warm tier", () => inWarmTier(b, path), (held) => held, WAIT);
     const before = origin.requests.filter((r) => r.url === path).length;
     for (const name of ['a', 'b', 'c']) await cluster.kill(name);
     // B comes back alone: its seed (A) is down, so it cannot learn what it may have missed.
     await cluster.relaunch('b');
-    await eventually(async () => (await condition(b, 'cluster_caught_up')) !== undefined, 'B starts its cluster side');
+    await eventually('B starts its cluster side', () => condition(b, 'cluster_caught_up'), (caughtUp) => caughtUp !== undefined, WAIT);
     assert.equal((await condition(b, 'cluster_caught_up'))?.ready, false);
     assert.equal(await metric(b, /^svc_cluster_catching_up (\d+)/m), 1);
     assert.equal((await fetchRaw(`${b.adminUrl}/readyz`)).status, 503);
@@ -164,7 +178,7 @@ describe('catch-up after an absence (strong mode, warm tiers)', () => {
     assert.equal(header(served, 'x-cache'), 'MISS', 'not the copy from before the restart');
     assert.equal(origin.requests.filter((r) => r.url === path).length, before + 1);
     await cluster.restart('a');
-    await eventually(async () => (await condition(b, 'cluster_caught_up'))?.ready === true, 'B caught up once A is back', 30_000);
+    await eventually('B caught up once A is back', () => condition(b, 'cluster_caught_up'), (caughtUp) => caughtUp?.ready === true, { ...WAIT, timeoutMs: 30_000 });
     await cluster.restart('c');
   });
 });

@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvcCluster, CLUSTER_TOKEN, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw, header } from '../support/http.js';
 import { MAX_BAN_REGEX_BYTES } from '../../src/invalidation/ban.js';
 
@@ -60,15 +61,17 @@ describe('eventual mode cluster', () => {
     });
     assert.equal(purge.status, 200);
     for (const node of [b, c]) {
-      let purged = false;
-      while (!purged && Date.now() - started < 5_000) {
-        const check = await fetchRaw(`${node.adminUrl}/v1/debug/cachecheck?url=${encodeURIComponent('http://shop.example/gossiped')}`, {
-          headers: { authorization: `Bearer ${CLUSTER_TOKEN}` },
-        });
-        purged = (JSON.parse(check.body) as { hit: boolean }).hit === false;
-        if (!purged) await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      assert.ok(purged, `${node.name} dropped the purged object within 5 s`);
+      await eventually(
+        `${node.name} dropping the purged object within 5 s`,
+        async () => {
+          const check = await fetchRaw(`${node.adminUrl}/v1/debug/cachecheck?url=${encodeURIComponent('http://shop.example/gossiped')}`, {
+            headers: { authorization: `Bearer ${CLUSTER_TOKEN}` },
+          });
+          return (JSON.parse(check.body) as { hit: boolean }).hit;
+        },
+        (hit) => hit === false,
+        { timeoutMs: started + 5_000 - Date.now(), everyMs: 50 },
+      );
     }
     const metrics = (await fetchRaw(`${a.adminUrl}/metrics`)).body;
     assert.match(metrics, /^svc_cluster_invalidations_gossip_total\{type="purge"\} [1-9]/m);
@@ -97,18 +100,21 @@ describe('eventual mode cluster', () => {
     assert.equal(tooLong.status, 400, tooLong.body.slice(0, 200));
     const started = Date.now();
     for (const node of [b, c]) {
-      const checked = async (): Promise<boolean> => {
+      const applied = async (): Promise<{ stillHeld: string[]; bans: number }> => {
+        const stillHeld: string[] = [];
         for (const path of cachedPaths) {
           const check = await fetchRaw(`${node.adminUrl}/v1/debug/cachecheck?url=${encodeURIComponent(`http://shop.example${path}`)}`, {
             headers: { authorization: `Bearer ${CLUSTER_TOKEN}` },
           });
-          if ((JSON.parse(check.body) as { hit: boolean }).hit) return false;
+          if ((JSON.parse(check.body) as { hit: boolean }).hit) stillHeld.push(path);
         }
         const stats = await fetchRaw(`${node.adminUrl}/v1/stats`, { headers: { authorization: `Bearer ${CLUSTER_TOKEN}` } });
-        return (JSON.parse(stats.body) as { invalidations: { purge: number; purge_batch: number; ban: number } }).invalidations.ban >= 1;
+        return { stillHeld, bans: (JSON.parse(stats.body) as { invalidations: { ban: number } }).invalidations.ban };
       };
-      while (!(await checked()) && Date.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.ok(await checked(), `${node.name} applied the batch and the large ban within 5 s`);
+      await eventually(`${node.name} applying the batch and the large ban within 5 s`, applied, ({ stillHeld, bans }) => stillHeld.length === 0 && bans >= 1, {
+        timeoutMs: started + 5_000 - Date.now(),
+        everyMs: 50,
+      });
     }
     const stats = await fetchRaw(`${b.adminUrl}/v1/stats`, { headers: { authorization: `Bearer ${CLUSTER_TOKEN}` } });
     assert.ok((JSON.parse(stats.body) as { invalidations: { purge: number } }).invalidations.purge >= 1, 'the long URL arrived too');
@@ -128,13 +134,15 @@ describe('eventual mode cluster', () => {
   test('a member running another mode is a drift: logged, readiness condition false, flagged in peers', async () => {
     const d = await cluster.add('d', 'strong');
     const a = cluster.nodes[0]!;
-    let condition: { ready: boolean; reason: string } | undefined;
-    for (let i = 0; i < 100 && !(condition && !condition.ready); i++) {
-      const detail = JSON.parse((await fetchRaw(`${a.adminUrl}/readyz?detail=1`)).body) as { conditions: { name: string; ready: boolean; reason: string }[] };
-      condition = detail.conditions.find((c) => c.name === 'cluster_mode_consistent');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    assert.equal(condition?.ready, false);
+    const condition = await eventually(
+      'the drift seen at a',
+      async () => {
+        const detail = JSON.parse((await fetchRaw(`${a.adminUrl}/readyz?detail=1`)).body) as { conditions: { name: string; ready: boolean; reason: string }[] };
+        return detail.conditions.find((c) => c.name === 'cluster_mode_consistent');
+      },
+      (found) => found?.ready === false,
+      { everyMs: 100 },
+    );
     assert.match(condition!.reason, /\bd\b/);
     assert.equal((await fetchRaw(`${a.adminUrl}/readyz`)).status, 200, 'advisory: a drift takes no node out of rotation');
     const peers = JSON.parse((await fetchRaw(`${a.adminUrl}/v1/cluster/peers`)).body) as { name: string; mode: string; mode_drift: boolean }[];
@@ -142,7 +150,8 @@ describe('eventual mode cluster', () => {
     // The strong newcomer places no key on the eventual members: its ring is itself alone.
     const seenByD = JSON.parse((await fetchRaw(`${d.adminUrl}/v1/cluster/peers`)).body) as { name: string; ring_share: number }[];
     assert.deepEqual(Object.fromEntries(seenByD.map((p) => [p.name, p.ring_share])), { a: 0, b: 0, c: 0, d: 1 });
-    assert.match(a.stdout, /cluster mode drift: member d does not run eventual/);
-    assert.match(d.stdout, /cluster mode drift: member a does not run strong/, 'the newcomer sees the drift too');
+    // Each process logs the drift to its stdout, which reaches this process a moment later.
+    await eventually('a logging the drift', () => a.stdout, (output) => /cluster mode drift: member d does not run eventual/.test(output));
+    await eventually('the newcomer logging the drift too', () => d.stdout, (output) => /cluster mode drift: member a does not run strong/.test(output));
   });
 });

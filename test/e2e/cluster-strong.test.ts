@@ -3,6 +3,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { startSvcCluster, clusterAdmin, pathsOwnedBy, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
+import { eventually } from '../support/eventually.js';
 import { fetchRaw, header } from '../support/http.js';
 
 const SITE = 'shop.example';
@@ -106,12 +107,12 @@ describe('strong mode cluster', () => {
     await get(a, path); // stored on B, its owner
     // The warm tier writes asynchronously: wait until B holds the object on disk, so that after the
     // restart it has something stale to (not) serve.
-    const onDisk = async (): Promise<boolean> => {
-      const check = await admin(b, `/v1/debug/cachecheck?url=${encodeURIComponent(`http://${SITE}${path}`)}`);
-      return (check.json.variants as { tier: string }[]).some((v) => v.tier === 'warm');
-    };
-    for (let i = 0; i < 50 && !(await onDisk()); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.ok(await onDisk(), 'B stored the object in its warm tier');
+    await eventually(
+      'B storing the object in its warm tier',
+      async () => (await admin(b, `/v1/debug/cachecheck?url=${encodeURIComponent(`http://${SITE}${path}`)}`)).json.variants as { tier: string }[],
+      (variants) => variants.some((v) => v.tier === 'warm'),
+      { everyMs: 100 },
+    );
     await cluster.kill('b');
     const fromA = await get(a, path);
     const fromC = await get(c, path);

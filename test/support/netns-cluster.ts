@@ -106,7 +106,15 @@ export async function startNetnsCluster(options: NetnsClusterOptions): Promise<N
       }
       checkAdminAnswers(urls.admin);
       undo.push(async () => stopCheckingAdminAnswers(urls.admin));
-      nodes.push({ name: node.name, dataUrl: urls.data, adminUrl: urls.admin, clusterAddress: `${node.clusterAddress}:${CLUSTER_PORT}`, child: undefined, stdout: '' });
+      nodes.push({
+        name: node.name,
+        dataUrl: urls.data,
+        adminUrl: urls.admin,
+        clusterAddress: `${node.clusterAddress}:${CLUSTER_PORT}`,
+        warmPath: join(dir, node.name, 'warm'),
+        child: undefined,
+        stdout: '',
+      });
     }
 
     const relayCommand = inNamespace(network.hub, process.execPath, [RELAY, JSON.stringify(relayForwards)]);
@@ -122,7 +130,7 @@ export async function startNetnsCluster(options: NetnsClusterOptions): Promise<N
     for (const [index, node] of network.nodes.entries()) {
       const nodeProcess = nodes[index]!;
       const configPath = join(dir, `${node.name}.yaml`);
-      await writeFile(configPath, configOf(node, network.nodes, options.mode, originUrl, join(dir, node.name, 'warm')));
+      await writeFile(configPath, configOf(node, network.nodes, options.mode, originUrl, nodeProcess.warmPath));
       const command = inNamespace(node.namespace, process.execPath, [CLI, 'serve', '--config', configPath]);
       // `ip netns exec` execs the command: the child's pid is the node's own.
       const child = spawn(command.command, command.args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SVC_ADMIN_TOKEN: CLUSTER_TOKEN } });

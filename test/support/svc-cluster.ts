@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../bench/support/free-port.js';
+import { eventually } from './eventually.js';
 import { fetchRaw } from './http.js';
 import { checkAdminAnswers, stopCheckingAdminAnswers } from './openapi-conformance.js';
 
@@ -20,6 +21,8 @@ export interface ClusterNodeProcess {
   dataUrl: string;
   adminUrl: string;
   clusterAddress: string;
+  /** Its warm tier's directory (`warm.path`), which holds its invalidation journals too. */
+  warmPath: string;
   child: ChildProcess | undefined;
   stdout: string;
 }
@@ -61,17 +64,12 @@ async function describeState(node: ClusterNodeProcess): Promise<string> {
   ].join('\n');
 }
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** How the cluster's nodes are waited on: a node not listening yet is not up yet. */
+const NODE_WAIT = { timeoutMs: 20_000, everyMs: 100, tolerateErrors: true };
+
+/** Waits until `path` on a node's admin listener answers 200. */
+async function untilAnswers(node: ClusterNodeProcess, path: '/readyz' | '/healthz', what: string): Promise<void> {
+  await eventually(what, async () => (await fetchRaw(`${node.adminUrl}${path}`)).status, (status) => status === 200, NODE_WAIT);
 }
 
 export interface SvcClusterOptions {
@@ -100,7 +98,7 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
     checkAdminAnswers(`http://127.0.0.1:${admin}`);
     return {
       configPath: join(dir, `${name}.yaml`),
-      process: { name, dataUrl: `http://127.0.0.1:${data}`, adminUrl: `http://127.0.0.1:${admin}`, clusterAddress, child: undefined, stdout: '' },
+      process: { name, dataUrl: `http://127.0.0.1:${data}`, adminUrl: `http://127.0.0.1:${admin}`, clusterAddress, warmPath: join(dir, name, 'warm'), child: undefined, stdout: '' },
     };
   };
 
@@ -119,7 +117,7 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
         'hop_limit: 2',
         // One process per node: a test about clusters does not double its processes (CI has 2 cores).
         'workers: 1',
-        `warm: { path: ${JSON.stringify(join(dir, node.name, 'warm'))}, max_bytes: 50000000 }`,
+        `warm: { path: ${JSON.stringify(node.warmPath)}, max_bytes: 50000000 }`,
         `pools: [{ name: origin, upstreams: ["${options.originUrl}"], connect_timeout: 1s, response_timeout: 5s }]`,
         'routes: [{ name: all, pool: origin }]',
         `cluster: { mode: ${mode}, node_name: ${node.name}, bind: "${node.clusterAddress}", ${security}${clusterKeys(node.name)}join: [${clusterAddresses.map((a) => `"${a}"`).join(', ')}] }`,
@@ -138,8 +136,7 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
     child.stderr!.on('data', (chunk: Buffer) => (spec.process.stdout += chunk.toString()));
   };
 
-  const ready = (node: ClusterNodeProcess): Promise<void> =>
-    waitFor(async () => (await fetchRaw(`${node.adminUrl}/readyz`)).status === 200, 20_000, `${node.name} ready`);
+  const ready = (node: ClusterNodeProcess): Promise<void> => untilAnswers(node, '/readyz', `${node.name} ready`);
 
   for (const name of options.names) specs.set(name, await describe(name));
   for (const spec of specs.values()) await writeConfig(spec, options.mode);
@@ -172,16 +169,11 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
   async function startUp(): Promise<void> {
     await Promise.all(nodes.map(ready));
     // Every node sees every other alive: membership has converged.
-    await waitFor(
-      async () => {
-        for (const node of nodes) {
-          const peers = JSON.parse((await fetchRaw(`${node.adminUrl}/v1/cluster/peers`)).body) as { state: string }[];
-          if (peers.filter((p) => p.state === 'alive').length !== nodes.length) return false;
-        }
-        return true;
-      },
-      20_000,
+    await eventually(
       'membership to converge',
+      () => Promise.all(nodes.map(async (node) => (JSON.parse((await fetchRaw(`${node.adminUrl}/v1/cluster/peers`)).body) as { state: string }[]).filter((p) => p.state === 'alive').length)),
+      (alive) => alive.every((count) => count === nodes.length),
+      NODE_WAIT,
     );
   }
 
@@ -200,7 +192,7 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
     },
     async relaunch(name) {
       await launch(spec(name));
-      await waitFor(async () => (await fetchRaw(`${spec(name).process.adminUrl}/healthz`)).status === 200, 20_000, `${name} up`);
+      await untilAnswers(spec(name).process, '/healthz', `${name} up`);
     },
     async add(name, mode) {
       const added = await describe(name);
@@ -208,7 +200,7 @@ export async function startSvcCluster(options: SvcClusterOptions): Promise<SvcCl
       await writeConfig(added, mode);
       await launch(added);
       nodes.push(added.process);
-      await waitFor(async () => (await fetchRaw(`${added.process.adminUrl}/healthz`)).status === 200, 20_000, `${name} up`);
+      await untilAnswers(added.process, '/healthz', `${name} up`);
       return added.process;
     },
     close,
