@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../../bench/support/free-port.js';
+import { eventually } from '../../support/eventually.js';
 import { fetchRaw } from '../../support/http.js';
 import { startSvc, type SvcUnderTest } from '../../support/svc-harness.js';
 import { startTestOrigin, type TestOrigin } from '../../support/test-origin.js';
@@ -48,14 +49,6 @@ function startShopOrigin(): Promise<TestOrigin> {
   });
 }
 
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 export async function startDashboardCluster(): Promise<DashboardCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-dashboard-'));
   const origin = await startShopOrigin();
@@ -81,10 +74,12 @@ export async function startDashboardCluster(): Promise<DashboardCluster> {
     const a = await node('edge-a', 'strong', ports.a, { warm: { path: join(dir, 'warm-a'), max_bytes: 64 * 1024 * 1024 } });
     const b = await node('edge-b', 'strong', ports.b);
     const c = await node('edge-c', 'eventual', ports.c);
-    await waitFor(async () => {
-      const peers = JSON.parse((await fetchRaw(`${a.adminUrl}/v1/cluster/peers`)).body) as { state: string }[];
-      return peers.filter((peer) => peer.state === 'alive').length === 3;
-    }, 'edge-a to see three live members');
+    await eventually(
+      'edge-a to see three live members',
+      async () => (JSON.parse((await fetchRaw(`${a.adminUrl}/v1/cluster/peers`)).body) as { state: string }[]).filter((peer) => peer.state === 'alive').length,
+      (alive) => alive === 3,
+      { timeoutMs: 20_000, everyMs: 100 },
+    );
     const url = (path: string): string => `http://${SITE}${path}`;
     return {
       origin,
