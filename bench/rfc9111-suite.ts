@@ -1,6 +1,9 @@
 // Issue 27: the public HTTP caching test suite (https://cache-tests.fyi, RFC 9111) through `svc serve`
 // with the default configuration (a data-plane thread per core) and with `workers: 1`, in one run, so
 // that the two scores can be compared: the number of threads must not change what a client sees.
+// Issue 32: and over HTTPS on the defaults (svc terminating TLS with a certificate made by
+// examples/tls/make-certs.sh, which the suite's client trusts through NODE_EXTRA_CA_CERTS): TLS must
+// not change it either.
 //
 //   npm run build && node dist/bench/rfc9111-suite.js --suite <checkout of github.com/http-tests/cache-tests>
 //
@@ -8,8 +11,8 @@
 // npm itself. Its test server and client need nothing beyond Node. For each configuration this starts
 // the suite's server, svc in front of it, runs the suite's client against svc, and counts the results
 // the way the suite's own summary does (a test whose dependency failed counts as not passed). It prints
-// figures and the tests whose result differs between the configurations; it asserts nothing.
-import { spawn } from 'node:child_process';
+// figures and the tests whose result differs from the first configuration's; it asserts nothing.
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,6 +28,7 @@ if (values.suite === undefined) {
 const SUITE = resolve(values.suite);
 const SVC_CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const LOOPBACK_LISTEN = fileURLToPath(new URL('./support/loopback-listen.js', import.meta.url));
+const MAKE_CERTS = fileURLToPath(new URL('../../examples/tls/make-certs.sh', import.meta.url));
 const SUITE_PORT = 18_400;
 
 interface SuiteTest {
@@ -40,17 +44,32 @@ const { determineTestResult, resultTypes } = (await import(pathToFileURL(join(SU
   resultTypes: Record<string, Verdict>;
 };
 
-const configurations = [
-  { name: 'defaults (a thread per core)', lines: [] as string[] },
-  { name: 'workers: 1', lines: ['workers: 1'] },
+interface Configuration {
+  name: string;
+  lines: string[];
+  /** https: svc terminates TLS with the certificate in the run's directory. */
+  scheme: 'http' | 'https';
+}
+
+const configurations = (certificates: string): Configuration[] => [
+  { name: 'defaults (a thread per core)', lines: [], scheme: 'http' },
+  { name: 'workers: 1', lines: ['workers: 1'], scheme: 'http' },
+  {
+    name: 'defaults over HTTPS',
+    lines: [`tls: { certificates: [{ cert: "${join(certificates, 'localhost.pem')}", key: "${join(certificates, 'localhost-key.pem')}" }] }`],
+    scheme: 'https',
+  },
 ];
 
-/** Runs the suite's client against `base`; its results are the JSON it prints. */
-function runClient(base: string): Promise<Results> {
+/**
+ * Runs the suite's client against `base` (`http(s)://host:port`); its results are the JSON it
+ * prints. `caFile`: the CA an https base's certificate chains to, trusted through the environment.
+ */
+function runClient(base: string, caFile: string | undefined): Promise<Results> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, ['--no-warnings', join(SUITE, 'test-engine/cli.mjs')], {
       // The client reads npm's config variables; an empty id runs every test.
-      env: { ...process.env, npm_config_base: base, npm_package_config_id: '' },
+      env: { ...process.env, npm_config_base: base, npm_package_config_id: '', ...(caFile === undefined ? {} : { NODE_EXTRA_CA_CERTS: caFile }) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -68,7 +87,7 @@ interface Score {
   verdicts: Map<string, Verdict>;
 }
 
-async function score(name: string, lines: string[], dir: string, index: number): Promise<Score> {
+async function score({ name, lines, scheme }: Configuration, dir: string, index: number): Promise<Score> {
   const port = SUITE_PORT + 1 + index;
   const adminPort = SUITE_PORT + 11 + index;
   const config = join(dir, `svc-${index}.yaml`);
@@ -85,7 +104,7 @@ async function score(name: string, lines: string[], dir: string, index: number):
   const svc = startProcess(process.execPath, [SVC_CLI, 'serve', '--config', config]);
   try {
     await waitFor(`http://127.0.0.1:${adminPort}/readyz`);
-    const results = await runClient(`http://127.0.0.1:${port}`);
+    const results = await runClient(`${scheme}://127.0.0.1:${port}`, scheme === 'https' ? join(dir, 'ca.pem') : undefined);
     const verdicts = new Map<string, Verdict>();
     for (const suite of suites) for (const test of suite.tests) verdicts.set(test.id, determineTestResult(suites, test.id, results));
     return { name, verdicts };
@@ -108,6 +127,8 @@ function summary({ verdicts }: Score, kind: 'required' | 'optimal'): string {
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'svc-bench-rfc9111-'));
+// A CA and a certificate for 127.0.0.1, as an operator trying TLS out would make them.
+execFileSync(MAKE_CERTS, [dir], { stdio: 'ignore' });
 const server: Started = startProcess(process.execPath, ['--import', LOOPBACK_LISTEN, join(SUITE, 'test-engine/server/server.mjs')], {
   npm_config_protocol: 'http',
   npm_config_port: String(SUITE_PORT),
@@ -116,16 +137,18 @@ const server: Started = startProcess(process.execPath, ['--import', LOOPBACK_LIS
 try {
   await waitFor(`http://127.0.0.1:${SUITE_PORT}/absent`, 20_000, 404);
   const scores: Score[] = [];
-  for (const [i, { name, lines }] of configurations.entries()) scores.push(await score(name, lines, dir, i));
+  for (const [i, configuration] of configurations(dir).entries()) scores.push(await score(configuration, dir, i));
   console.log(`\nRFC 9111 cache-tests (${SUITE}), Node ${process.version}`);
   console.log(`${'configuration'.padEnd(32)}${'required'.padStart(10)}${'optimal'.padStart(10)}`);
   for (const s of scores) console.log(`${s.name.padEnd(32)}${summary(s, 'required').padStart(10)}${summary(s, 'optimal').padStart(10)}`);
-  const [first, second] = scores as [Score, Score];
+  const [first, ...others] = scores as [Score, ...Score[]];
   const failedRequired = suites.flatMap((suite) => suite.tests.filter((test) => (test.kind ?? 'required') === 'required' && first.verdicts.get(test.id) !== resultTypes.pass));
   console.log(`required tests not passed with the ${first.name}: ${failedRequired.map((test) => `${test.id} ${first.verdicts.get(test.id)?.[2]}`).join(', ')}`);
-  const differing = [...first.verdicts].filter(([id, verdict]) => second.verdicts.get(id) !== verdict);
-  console.log(differing.length === 0 ? 'every test has the same result in both' : 'tests whose result differs:');
-  for (const [id, verdict] of differing) console.log(`  ${id}: ${verdict[2]} ${first.name}, ${second.verdicts.get(id)?.[2]} ${second.name}`);
+  for (const other of others) {
+    const differing = [...first.verdicts].filter(([id, verdict]) => other.verdicts.get(id) !== verdict);
+    console.log(differing.length === 0 ? `every test has the same result with the ${first.name} and ${other.name}` : `tests whose result differs with ${other.name}:`);
+    for (const [id, verdict] of differing) console.log(`  ${id}: ${verdict[2]} ${first.name}, ${other.verdicts.get(id)?.[2]} ${other.name}`);
+  }
 } finally {
   await server.stop();
   await rm(dir, { recursive: true, force: true });
