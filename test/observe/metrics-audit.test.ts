@@ -130,8 +130,15 @@ describe('spec §6.5 on a single node: traffic, storage, startup, CDN, refresh',
     // A refresh error type has no series before its first error: test/refresh/background-refresher.test.ts
     // counts each one ("svc_refresh_errors_total", with route and error_type).
     // Nor has an edge counter before its first refusal (test/edge/, test/admin/auth-rate-limit.test.ts,
-    // test/node/last-resort.test.ts count each one).
-    const noSampleYet = new Set(['svc_refresh_errors_total', 'svc_http_requests_rejected_total', 'svc_admin_auth_failures_total', 'svc_uncaught_errors_total']);
+    // test/node/last-resort.test.ts count each one). Nor has the certificates' expiry without a TLS
+    // listener (test/tls/tls-listeners.test.ts reads it).
+    const noSampleYet = new Set([
+      'svc_refresh_errors_total',
+      'svc_http_requests_rejected_total',
+      'svc_admin_auth_failures_total',
+      'svc_uncaught_errors_total',
+      'svc_tls_certificate_expiry_seconds',
+    ]);
     for (const metric of SPEC_METRICS.filter((m) => m.group !== 'cluster')) assertShape(families, metric, noSampleYet.has(metric.name) ? 0 : 1);
     for (const metric of SVC_EXTRA_METRICS.filter((m) => m.name !== 'svc_tracing_spans_dropped_total')) {
       assertShape(families, metric, noSampleYet.has(metric.name) ? 0 : 1);

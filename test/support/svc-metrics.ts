@@ -70,6 +70,8 @@ export const SVC_EXTRA_METRICS: readonly ExportedMetric[] = [
   // Fills (issue 15): clients cut off, and complete fills the store gate kept out of the cache.
   { name: 'svc_fill_clients_cut_total', type: 'counter', labels: ['reason'] },
   { name: 'svc_fill_store_refused_total', type: 'counter', labels: [] },
+  // TLS (issue 32): seconds until each served certificate expires; no series without a TLS listener.
+  { name: 'svc_tls_certificate_expiry_seconds', type: 'gauge', labels: ['listener', 'name'] },
 ];
 
 /** Runtime and process metrics (spec §6.5's `go_*` and `process_*`; Node's are `nodejs_*`). */
