@@ -1,9 +1,13 @@
 // What the data plane learns of a client request before routing it: the scheme, authority and target
 // it names, parsed and validated, the cache key built from them, and who the client is. Requests that
-// name nothing valid are refused here with the status RFC 9112 §3.2 asks for.
+// name nothing valid are refused here with the status RFC 9112 §3.2 asks for. An HTTP/2 request
+// names its authority in `:authority` and its scheme in `:scheme` (RFC 9113 §8.3.1): read as Host and
+// an absolute-form target's scheme are, so that it has the same key as the HTTP/1.1 request for the
+// same resource.
 import { isIP } from 'node:net';
-import type { IncomingMessage } from 'node:http';
 import { primaryKey } from '../cache/policy/cache-key.js';
+import type { IncomingRequest } from '../http/server-messages.js';
+import { connectionOf } from './client-connection.js';
 import { formatAuthority, parseAuthority, type Authority } from '../http/authority.js';
 import { parseRequestTarget, type Scheme } from '../http/request-target.js';
 import { plainAddress, type TrustedProxies } from './trusted-proxies.js';
@@ -38,6 +42,7 @@ export interface EdgeRejection {
     | 'missing_host'
     | 'repeated_host'
     | 'invalid_host'
+    | 'authority_mismatch'
     | 'invalid_target'
     | 'scheme_mismatch'
     | 'invalid_forwarded_proto'
@@ -64,14 +69,20 @@ function lastElement(value: string): string {
   return value.slice(value.lastIndexOf(',') + 1).trim();
 }
 
+/** Whether two authorities name the same host and port (the default port written or not). */
+function sameAuthority(a: Authority, b: Authority, scheme: Scheme): boolean {
+  return formatAuthority(a, scheme) === formatAuthority(b, scheme);
+}
+
 /**
  * Reads a client request: exactly one Host line (also for an absolute-form target, RFC 9112 §3.2),
- * a valid authority and target, and, from a trusted proxy only, X-Forwarded-Proto and
- * X-Forwarded-Host. The authority is the trusted X-Forwarded-Host, else the absolute-form target's
- * (which takes precedence over Host, RFC 9112 §3.2.2), else Host's.
+ * or over HTTP/2 an `:authority` (with a Host, if any, naming the same: RFC 9113 §8.3.1), a valid
+ * authority and target, and, from a trusted proxy only, X-Forwarded-Proto and X-Forwarded-Host. The
+ * authority is the trusted X-Forwarded-Host, else the absolute-form target's (which takes precedence
+ * over Host, RFC 9112 §3.2.2), else `:authority`'s, else Host's.
  */
-export function readEdgeRequest(request: IncomingMessage, options: EdgeRequestOptions): EdgeRequest | EdgeRejection {
-  const peerAddress = plainAddress(request.socket.remoteAddress ?? '');
+export function readEdgeRequest(request: IncomingRequest, options: EdgeRequestOptions): EdgeRequest | EdgeRejection {
+  const peerAddress = plainAddress(connectionOf(request)?.remoteAddress ?? '');
   const trusted = options.trustedProxies.trusts(peerAddress);
   const raw = request.rawHeaders;
   let hostLines = 0;
@@ -80,8 +91,17 @@ export function readEdgeRequest(request: IncomingMessage, options: EdgeRequestOp
   let forwardedProto: string | undefined;
   let forwardedHost: string | undefined;
   let forwarded: string | undefined;
+  let pseudoAuthority: string | undefined;
+  let pseudoScheme: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
+    // A pseudo-header: HTTP/2 only (a colon cannot start an HTTP/1.1 field name), each at most once
+    // (nghttp2 refuses a repeated one).
+    if (name.charCodeAt(0) === 0x3a) {
+      if (name === ':authority') pseudoAuthority = raw[i + 1]!;
+      else if (name === ':scheme') pseudoScheme = raw[i + 1]!;
+      continue;
+    }
     // Compared by length first: this loop runs on every request, hits included.
     if (name.length === 4) {
       if (name.toLowerCase() === 'host') {
@@ -101,9 +121,11 @@ export function readEdgeRequest(request: IncomingMessage, options: EdgeRequestOp
   if (hostLines > 1) return reject(400, 'repeated_host');
   const target = parseRequestTarget(request.url ?? '');
   if (target === undefined) return reject(400, 'invalid_target');
-  if (hostLines === 0 && (request.httpVersionMinor >= 1 || target.form === 'origin')) return reject(400, 'missing_host');
+  if (hostLines === 0 && pseudoAuthority === undefined && (request.httpVersionMinor >= 1 || target.form === 'origin')) return reject(400, 'missing_host');
   const hostAuthority = hostLines === 0 ? undefined : parseAuthority(hostValue);
   if (hostLines === 1 && hostAuthority === undefined) return reject(400, 'invalid_host');
+  const namedAuthority = pseudoAuthority === undefined ? hostAuthority : parseAuthority(pseudoAuthority);
+  if (namedAuthority === undefined && pseudoAuthority !== undefined) return reject(400, 'invalid_host');
 
   let scheme = options.listenerScheme;
   if (forwardedProto !== undefined) {
@@ -111,9 +133,11 @@ export function readEdgeRequest(request: IncomingMessage, options: EdgeRequestOp
     if (proto !== 'http' && proto !== 'https') return reject(400, 'invalid_forwarded_proto');
     scheme = proto;
   }
-  // A client may not claim, in an absolute-form target, a scheme its connection does not have.
+  // A client may not claim, in an absolute-form target or `:scheme`, a scheme its connection does not have.
   if (target.scheme !== undefined && target.scheme !== scheme) return reject(421, 'scheme_mismatch');
-  let authority = target.authority ?? hostAuthority!;
+  if (pseudoScheme !== undefined && pseudoScheme.toLowerCase() !== scheme) return reject(421, 'scheme_mismatch');
+  if (pseudoAuthority !== undefined && hostAuthority !== undefined && !sameAuthority(namedAuthority!, hostAuthority, scheme)) return reject(400, 'authority_mismatch');
+  let authority = target.authority ?? namedAuthority!;
   if (forwardedHost !== undefined) {
     const claimed = parseAuthority(firstElement(forwardedHost));
     if (claimed === undefined) return reject(400, 'invalid_forwarded_host');

@@ -7,7 +7,7 @@
 // only if the parser did not fail earlier in the bytes (then its error is the one answered).
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { Server as TlsServer } from 'node:tls';
+import { Server as TlsServer, type TLSSocket } from 'node:tls';
 import { RequestHeadMeter, type HeadLimits, type HeadRefusal } from './request-head-meter.js';
 
 export interface Door {
@@ -33,6 +33,9 @@ export function openDoor(server: Server, limits: HeadLimits, refuse: (socket: So
   const refusals = new WeakMap<object, HeadRefusal | undefined>();
   // Over TLS, the parser reads each connection's decrypted stream, which 'secureConnection' gives.
   server.on(server instanceof TlsServer ? 'secureConnection' : 'connection', (socket: Socket) => {
+    // A connection whose client chose HTTP/2 by ALPN carries frames, not HTTP/1.1 heads: nghttp2 and
+    // the session's limits bound it (http2-sessions.ts).
+    if ((socket as TLSSocket).alpnProtocol === 'h2') return;
     const meter = new RequestHeadMeter(limits);
     meters.set(socket, meter);
     socket.prependListener('data', (chunk: Buffer) => {

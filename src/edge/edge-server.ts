@@ -5,7 +5,9 @@
 // for an HTTP version other than 1.0 and 1.1, 501 for a transfer coding other than chunked, 408 for
 // headers that do not arrive in time, 400 (counted as smuggling) for ambiguous framing, 405 for
 // CONNECT, 417 for an expectation svc cannot meet. Each is logged once with its reason (rejections.ts).
-// With TLS (src/tls/) the same server runs over each connection's decrypted stream.
+// With TLS (src/tls/) the same server runs over each connection's decrypted stream; a client listener
+// given an HTTP/2 handler also offers `h2` by ALPN and serves those connections with it
+// (alpn-server.ts, http2-sessions.ts), HTTP/1.1 staying on this path.
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
@@ -14,22 +16,14 @@ import type { Counter } from 'prom-client';
 import { classifyClientError } from './client-errors.js';
 import { openDoor } from './door.js';
 import { pathForLog, type RejectionLog } from './rejections.js';
-import type { TlsTermination } from '../tls/tls-termination.js';
+import { ALPN_PROTOCOLS, HTTP1_ALPN_PROTOCOLS, type TlsTermination } from '../tls/tls-termination.js';
 import { handshakeCompleted } from '../tls/tls-fields.js';
+import type { IncomingRequest, RequestHandler } from '../http/server-messages.js';
+import { AlpnServer } from './alpn-server.js';
+import { Http2Sessions } from './http2-sessions.js';
+import { remoteOf } from './client-connection.js';
+import type { ErrorBody, ListenerLimits } from './listener-options.js';
 
-export interface ListenerLimits {
-  /** Largest request header section, request line to its final CRLF, as received; 431 beyond. */
-  readonly maxHeaderBytes: number;
-  /** Most field lines in a request's header section; 431 beyond. */
-  readonly maxHeaderFields: number;
-  /** Time allowed for a request's header section to arrive; 408 after it. */
-  readonly headerTimeoutMs: number;
-  /** How long an idle keep-alive connection is kept open. */
-  readonly keepAliveTimeoutMs: number;
-}
-
-/** The body of an answer svc makes itself: generic, naming the status and the request id, no more. */
-export type ErrorBody = (status: number, reason: string, requestId: string) => { contentType: string; body: string };
 
 export interface EdgeServerOptions {
   readonly limits: ListenerLimits;
@@ -49,19 +43,20 @@ export interface EdgeServerOptions {
   readonly handlerSendsContinue: boolean;
   /** Present: the listener terminates TLS with these certificates (a client's listener only). */
   readonly tls?: TlsTermination | undefined;
+  /**
+   * Present with `tls`: the listener offers `h2` by ALPN and serves HTTP/2 streams with this handler
+   * (the same as `handler`, typed for both protocols).
+   */
+  readonly http2Handler?: RequestHandler | undefined;
 }
 
 /** How often Node checks connections for the header timeout: its precision. */
 const MAX_CHECK_INTERVAL_MS = 1_000;
 
 /** True when the request asks for `100 Continue` the way Node recognises it. */
-export function expectsContinue(request: IncomingMessage): boolean {
+export function expectsContinue(request: IncomingRequest): boolean {
   const expect = request.headers.expect;
   return expect !== undefined && /(?:^|\W)100-continue(?:$|\W)/i.test(expect);
-}
-
-function remoteOf(socket: { remoteAddress?: string | undefined; remotePort?: number | undefined }): string {
-  return `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`;
 }
 
 /** The raw bytes of an error answer on a connection that is then closed. */
@@ -94,6 +89,14 @@ interface Refusal {
   readonly status: number;
   readonly reason: string;
   readonly smuggling: boolean;
+}
+
+/** The HTTPS server of a TLS listener: HTTP/1.1 only, or HTTP/2 as well when it has a handler for it. */
+function createTlsServer(options: EdgeServerOptions, tls: TlsTermination, httpOptions: object, onRequest: RequestListener): Server {
+  const { http2Handler } = options;
+  if (http2Handler === undefined) return createHttpsServer({ ...httpOptions, ...tls.serverOptions(HTTP1_ALPN_PROTOCOLS) }, onRequest);
+  const http2 = new Http2Sessions({ limits: options.limits, rejections: options.rejections, errorBody: options.errorBody, handler: http2Handler });
+  return new AlpnServer({ ...httpOptions, ...tls.serverOptions(ALPN_PROTOCOLS) }, onRequest, http2);
 }
 
 export function createEdgeServer(options: EdgeServerOptions): Server {
@@ -150,7 +153,7 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
   };
   const tls = options.tls;
   const onRequest: RequestListener = (request, response) => track(request, response);
-  const server: Server = tls === undefined ? createServer(httpOptions, onRequest) : createHttpsServer({ ...httpOptions, ...tls.serverOptions() }, onRequest);
+  const server: Server = tls === undefined ? createServer(httpOptions, onRequest) : createTlsServer(options, tls, httpOptions, onRequest);
   if (tls !== undefined) tls.attach(server as ReturnType<typeof createHttpsServer>);
   // Node keeps the first 2,000 fields by default and drops the rest unsaid. A client's head holds no
   // more than the door lets through; the internal listener's come from the node's own threads.

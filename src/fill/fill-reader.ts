@@ -3,7 +3,7 @@
 // accepts nothing for the write-idle timeout is cut, that client alone. A reader holds exactly two
 // listeners (`drain` and `close`) for its whole life and at most one timer: nothing accumulates per
 // chunk or per wait.
-import type { ServerResponse } from 'node:http';
+import { responseGone, type OutgoingResponse } from '../http/server-messages.js';
 import type { FillBody } from './fill-body.js';
 
 /** Why a fill cut a client off. */
@@ -27,7 +27,7 @@ type ReaderState = 'claimed' | 'streaming' | 'done';
 
 /** The client a reader streams to: the data plane's exchange. */
 export interface ReaderClient {
-  readonly response: ServerResponse;
+  readonly response: OutgoingResponse;
   /** Body bytes handed to the client's socket, added to as the reader writes. */
   bytesOut: number;
   /** The request was handed to the key's home thread: its cut is counted there, not here. */
@@ -38,7 +38,7 @@ export class FillReader {
   #state: ReaderState = 'claimed';
   #offset = 0;
   #exchange: ReaderClient | undefined;
-  #response: ServerResponse | undefined;
+  #response: OutgoingResponse | undefined;
   #blocked = false;
   #idleTimer: NodeJS.Timeout | undefined;
 
@@ -58,7 +58,7 @@ export class FillReader {
   stream(exchange: ReaderClient): void {
     if (this.#state !== 'claimed') return;
     const { response } = exchange;
-    if (response.destroyed) {
+    if (responseGone(response)) {
       this.#leave(undefined);
       return;
     }

@@ -25,6 +25,14 @@ const SET_BY_SVC: ReadonlySet<string> = new Set([
   'expect',
 ]);
 
+/**
+ * An HTTP/2 pseudo-header (`:method`, `:path`, `:authority`…, RFC 9113 §8.3): it belongs to the
+ * client's request line, never to the request forwarded over HTTP/1.1, whose Host svc sets itself.
+ */
+export function isPseudoField(name: string): boolean {
+  return name.charCodeAt(0) === 0x3a;
+}
+
 /** What svc states to the origin about a request. */
 export interface Forwarding {
   readonly scheme: Scheme;
@@ -69,7 +77,7 @@ export function originRequestHeaders(rawHeaders: readonly string[], forwarding: 
   let via: string[] | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
-    if (HOP_BY_HOP_FIELDS.has(name) || SET_BY_SVC.has(name) || forwarding.strip.has(name) || name.startsWith(SVC_FIELD_PREFIX)) continue;
+    if (HOP_BY_HOP_FIELDS.has(name) || SET_BY_SVC.has(name) || forwarding.strip.has(name) || name.startsWith(SVC_FIELD_PREFIX) || isPseudoField(name)) continue;
     const value = rawHeaders[i + 1]!;
     if (name === 'via') {
       (via ??= []).push(value);

@@ -9,7 +9,8 @@ import type { TieredCache } from '../store/tiered-cache.js';
 import { invalidationTargets } from '../cache/policy/unsafe-invalidation.js';
 import type { Logger } from '../observe/logger.js';
 import { isEdgeRejection, readEdgeRequest, type EdgeRequestOptions } from '../edge/client-request.js';
-import { createEdgeServer, expectsContinue, type ListenerLimits } from '../edge/edge-server.js';
+import { createEdgeServer, expectsContinue } from '../edge/edge-server.js';
+import type { ListenerLimits } from '../edge/listener-options.js';
 import type { TrustedProxies } from '../edge/trusted-proxies.js';
 import type { TlsTermination } from '../tls/tls-termination.js';
 import type { MatchedRoute, RouteTable, RouteRule } from './route-table.js';
@@ -22,6 +23,7 @@ import { headersFromIncoming } from '../cache/policy/header-lookup.js';
 import { passThrough } from './pass-through.js';
 import { edgeOfHanded, type SiblingRouting } from './home-routing.js';
 import { dataPlaneErrorBody, rejectRequest, sendProxyError } from './respond.js';
+import { closeConnectionAfter, type RequestHandler } from '../http/server-messages.js';
 
 export interface DataPlaneRoute extends RouteRule {
   cache: { enabled: boolean };
@@ -75,6 +77,18 @@ export function createDataPlaneServer(deps: DataPlaneDeps, internal?: Pick<Sibli
     }
     return caching;
   };
+  const handler: RequestHandler = (request, response) => {
+    const exchange = new Exchange(request, response, deps);
+    let pending: Promise<unknown> | undefined;
+    try {
+      pending = handle(deps, exchange, cachingRouteOf, internal);
+    } catch (error) {
+      failRequest(exchange, error);
+    }
+    // A hit was answered synchronously: settle it now, with no promise and no closure.
+    if (pending) pending.catch((error: unknown) => failRequest(exchange, error)).finally(() => exchange.settle());
+    else exchange.settle();
+  };
   return createEdgeServer({
     limits: internal === undefined ? deps.limits : { ...deps.limits, maxHeaderBytes: deps.limits.maxHeaderBytes * HANDED_HEAD_FACTOR },
     fromClients: internal === undefined,
@@ -83,18 +97,9 @@ export function createDataPlaneServer(deps: DataPlaneDeps, internal?: Pick<Sibli
     errorBody: dataPlaneErrorBody,
     handlerSendsContinue: true,
     tls: internal === undefined ? deps.tls : undefined,
-    handler: (request, response) => {
-      const exchange = new Exchange(request, response, deps);
-      let pending: Promise<unknown> | undefined;
-      try {
-        pending = handle(deps, exchange, cachingRouteOf, internal);
-      } catch (error) {
-        failRequest(exchange, error);
-      }
-      // A hit was answered synchronously: settle it now, with no promise and no closure.
-      if (pending) pending.catch((error: unknown) => failRequest(exchange, error)).finally(() => exchange.settle());
-      else exchange.settle();
-    },
+    handler,
+    // Clients that choose HTTP/2 over TLS get the same handler: the same cache, the same answers.
+    http2Handler: handler,
   });
 }
 
@@ -111,7 +116,7 @@ function handle(
   internal: Pick<SiblingRouting, 'handedEdge'> | undefined,
 ): Promise<unknown> | undefined {
   const { request, response } = exchange;
-  if (deps.isDraining()) response.shouldKeepAlive = false;
+  if (deps.isDraining()) closeConnectionAfter(response);
   const handed = internal?.handedEdge(request);
   if (handed === 'refused') {
     rejectRequest(exchange, 403, 'bad_internal_request', { close: true });

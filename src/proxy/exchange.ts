@@ -6,7 +6,6 @@
 // answer still streaming waits for its 'close' event. A listener per response measured several µs of
 // CPU per hit.
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { AccessLog } from '../observe/access-log.js';
 import type { Logger } from '../observe/logger.js';
@@ -17,6 +16,8 @@ import type { RejectionLog } from '../edge/rejections.js';
 import type { Forwarding } from '../fill/forward-headers.js';
 import type { RequestTrace, RequestTracer } from '../observe/tracing/request-trace.js';
 import { tlsFieldsOf, type TlsFields } from '../tls/tls-fields.js';
+import { hostOf, protocolOf, responseGone, type IncomingRequest, type OutgoingResponse } from '../http/server-messages.js';
+import { connectionOf, remoteOf } from '../edge/client-connection.js';
 
 export interface ExchangeDeps {
   metrics: NodeMetrics;
@@ -61,15 +62,16 @@ export class Exchange {
   private decided: Promise<void> | undefined;
   private id: string | undefined;
   /** The client's socket, kept for the access log: `request.socket` is null once a request body
-   * forwarded to the origin has been consumed and the connection detached. */
-  private readonly socket: IncomingMessage['socket'];
+   * forwarded to the origin has been consumed and the connection detached, and an HTTP/2 request's
+   * forgets it once its stream closes. */
+  private readonly socket: ReturnType<typeof connectionOf>;
 
   constructor(
-    readonly request: IncomingMessage,
-    readonly response: ServerResponse,
+    readonly request: IncomingRequest,
+    readonly response: OutgoingResponse,
     readonly deps: ExchangeDeps,
   ) {
-    this.socket = request.socket;
+    this.socket = connectionOf(request);
     this.trace = deps.tracer.enabled ? deps.tracer.begin(request) : undefined;
     deps.inFlight.begin();
   }
@@ -88,7 +90,7 @@ export class Exchange {
 
   /** Called once the request's handler is done: counts the exchange now, or when its answer ends. */
   settle(): void {
-    if (this.response.writableEnded || this.response.destroyed) this.finish();
+    if (this.response.writableEnded || responseGone(this.response)) this.finish();
     else this.response.once('close', () => this.finish());
   }
 
@@ -155,15 +157,15 @@ export class Exchange {
     const socket = this.socket;
     this.deps.accessLog.record({
       method,
-      host: request.headers.host ?? '',
+      host: hostOf(request) ?? '',
       path: request.url ?? '',
-      proto: this.handedFrom?.proto ?? `HTTP/${request.httpVersion}`,
+      proto: this.handedFrom?.proto ?? protocolOf(request),
       status,
       bytes_out: bytesOut,
       dur_ms: Math.round(durationMs),
       cache_status: this.cacheResult,
       route: this.routeLabel,
-      remote: this.handedFrom?.remote ?? `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`,
+      remote: this.handedFrom?.remote ?? remoteOf(socket),
       ...(this.handedFrom === undefined ? tlsFieldsOf(socket) : this.handedFrom.tls),
     });
   }

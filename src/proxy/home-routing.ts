@@ -13,7 +13,6 @@
 import { Pool } from 'undici';
 import { join } from 'node:path';
 import * as v from 'valibot';
-import type { IncomingMessage } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { keyHash } from '../shared-memory/key-hash.js';
 import { HOP_BY_HOP_FIELDS } from '../http/hop-by-hop.js';
@@ -23,9 +22,11 @@ import { announcedLength } from '../fill/origin-opening.js';
 import type { Fill, FillOpening } from '../fill/fill.js';
 import type { CacheResult, Source } from '../observe/metrics.js';
 import type { Exchange } from './exchange.js';
-import { responseFieldsFromOrigin, SVC_FIELD_PREFIX } from '../fill/forward-headers.js';
+import { isPseudoField, responseFieldsFromOrigin, SVC_FIELD_PREFIX } from '../fill/forward-headers.js';
 import { relayInformational } from './informational.js';
 import { tlsFieldsOf } from '../tls/tls-fields.js';
+import { protocolOf, type IncomingRequest } from '../http/server-messages.js';
+import { connectionOf, remoteOf } from '../edge/client-connection.js';
 
 /** Carries the node's internal token: a request with it was handed over by a sibling thread. */
 export const SIBLING_HEADER = 'x-svc-sibling';
@@ -48,7 +49,7 @@ const EdgeShape = v.object({
   forwarded: v.optional(v.string()),
   /** `address:port` of the client's connection, for the access log. */
   remote: v.string(),
-  /** `HTTP/1.x` of the client's request. */
+  /** `HTTP/1.x` or `HTTP/2.0`: the protocol of the client's request. */
   proto: v.string(),
   /** The TLS of the client's connection, for the access log; absent for plain HTTP. */
   tls: v.optional(v.object({ tls_version: v.string(), tls_cipher: v.string(), tls_alpn: v.string() })),
@@ -165,11 +166,12 @@ export class SiblingRouting implements HomeRouting {
     const { request } = exchange;
     const method = request.method === 'HEAD' ? 'HEAD' : 'GET';
     const fields = handedFields(request.rawHeaders);
+    const socket = connectionOf(request);
     const edge: HandedEdge = {
       ...exchange.edge,
-      remote: `${request.socket?.remoteAddress ?? ''}:${request.socket?.remotePort ?? 0}`,
-      proto: `HTTP/${request.httpVersion}`,
-      tls: tlsFieldsOf(request.socket),
+      remote: remoteOf(socket),
+      proto: protocolOf(request),
+      tls: tlsFieldsOf(socket),
     };
     const headers = [...fields, SIBLING_HEADER, this.#options.token, EDGE_HEADER, JSON.stringify(edge)];
     return {
@@ -193,7 +195,7 @@ export class SiblingRouting implements HomeRouting {
    * client's edge as the sibling read it), else undefined (a request the main thread forwards for a
    * peer, read as any request is). Anything else is refused there.
    */
-  handedEdge(request: IncomingMessage): HandedEdge | 'refused' | undefined {
+  handedEdge(request: IncomingRequest): HandedEdge | 'refused' | undefined {
     const token = request.headers[SIBLING_HEADER];
     if (token === undefined) return undefined;
     if (typeof token !== 'string' || token.length !== this.#token.length || !timingSafeEqual(Buffer.from(token), this.#token)) return 'refused';
@@ -221,12 +223,15 @@ export class SiblingRouting implements HomeRouting {
   }
 }
 
-/** The client's fields as the home gets them: no hop-by-hop field, no framing, nothing of svc's. */
+/**
+ * The client's fields as the home gets them: no hop-by-hop field, no framing, nothing of svc's, no
+ * HTTP/2 pseudo-header (the edge it carries names the authority and scheme).
+ */
 function handedFields(rawHeaders: readonly string[]): string[] {
   const fields: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
-    if (!HOP_BY_HOP_FIELDS.has(name) && name !== 'content-length' && !name.startsWith(SVC_FIELD_PREFIX)) fields.push(name, rawHeaders[i + 1]!);
+    if (!HOP_BY_HOP_FIELDS.has(name) && name !== 'content-length' && !name.startsWith(SVC_FIELD_PREFIX) && !isPseudoField(name)) fields.push(name, rawHeaders[i + 1]!);
   }
   return fields;
 }

@@ -8,7 +8,8 @@
 // raw bytes to the socket, which would not. So svc forwards 103 and 102, and no other 1xx: 100 never
 // reaches it (undici fails an unsolicited 100, and svc's own Node server answers a client's
 // `Expect: 100-continue` itself), 101 is an upgrade svc does not proxy, and no other 1xx is in use.
-import { validateHeaderName, validateHeaderValue, type ServerResponse } from 'node:http';
+import { validateHeaderName, validateHeaderValue } from 'node:http';
+import { isHttp1, responseGone, type OutgoingResponse } from '../http/server-messages.js';
 import { responseFieldsFromOrigin } from '../fill/forward-headers.js';
 import type { Exchange } from './exchange.js';
 
@@ -69,7 +70,7 @@ function earlyHints(headers: Informational['headers']): Record<string, string | 
   return hints;
 }
 
-function writeEarlyHints(response: ServerResponse, headers: Informational['headers']): void {
+function writeEarlyHints(response: OutgoingResponse, headers: Informational['headers']): void {
   const hints = earlyHints(headers);
   // A 103 without Link hints at nothing Node can write; one whose Link Node rejects is dropped too.
   if (hints.link === undefined) return;
@@ -88,8 +89,10 @@ export function relayInformational(exchange: Exchange): ((info: Informational) =
   const { request, response } = exchange;
   if (request.httpVersionMajor === 1 && request.httpVersionMinor === 0) return undefined;
   return (info) => {
-    if (response.headersSent || response.writableEnded || response.destroyed) return;
+    if (response.headersSent || response.writableEnded || responseGone(response)) return;
     if (info.statusCode === 103) writeEarlyHints(response, info.headers);
-    else if (info.statusCode === 102) response.writeProcessing();
+    // HTTP/2 has no 102 to write (Node's compatibility response has no writeProcessing; RFC 9110
+    // leaves 102 out, it only tells a client to wait).
+    else if (info.statusCode === 102 && isHttp1(response)) response.writeProcessing();
   };
 }

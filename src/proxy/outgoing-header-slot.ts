@@ -20,6 +20,7 @@ import { IncomingMessage, OutgoingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { nodeInternalsAllowed } from '../runtime/node-internals.js';
+import type { OutgoingResponse } from '../http/server-messages.js';
 
 /** What the slot holds: each field under its lower-case name, as `[name as sent, value]`. */
 export type OutgoingFields = Readonly<Record<string, readonly [string, string]>>;
@@ -71,9 +72,11 @@ export const outgoingHeaderSlot: symbol | undefined = findSlot();
  * Several responses may be given one frozen `fields`: Node only reads the slot when it writes the
  * head, and refuses setHeader and removeHeader once the head is sent.
  */
-export function handOverFields(response: ServerResponse, fields: OutgoingFields): boolean {
+export function handOverFields(response: OutgoingResponse, fields: OutgoingFields): boolean {
   if (outgoingHeaderSlot === undefined) return false;
   const slotted = response as SlottedResponse;
+  // An HTTP/2 response has no such slot (undefined, not null): it takes writeHead(status, fields),
+  // whose fields Node's http2 layer checks as it encodes them.
   if (slotted[outgoingHeaderSlot] !== null) return false;
   slotted[outgoingHeaderSlot] = fields;
   return true;

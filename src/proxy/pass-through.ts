@@ -2,7 +2,7 @@
 // origin may evaluate): forwarded to the origin with their body, and the answer streamed back through
 // a fill of its own that is never stored or shared, so the client reads at its own pace within the
 // same bounds (read-ahead, write-idle timeout) as every other answer.
-import type { IncomingMessage } from 'node:http';
+import { announcesBody, type IncomingRequest } from '../http/server-messages.js';
 import type { UpstreamPool, UpstreamResponse } from '../upstream/upstream-pool.js';
 import type { FillLayer } from '../fill/fill-layer.js';
 import { passedAnswer } from '../fill/fill.js';
@@ -20,9 +20,9 @@ export type OnOriginAnswer = (status: number, headers: Record<string, string | s
  * before the client is sent a byte: what it changes (an unsafe method's invalidation) is in place
  * before the client, or any other, can ask again, whichever thread takes the next request.
  */
-export async function passThrough(fills: FillLayer, pool: UpstreamPool, exchange: Exchange, request: IncomingMessage, onAnswer?: OnOriginAnswer): Promise<void> {
+export async function passThrough(fills: FillLayer, pool: UpstreamPool, exchange: Exchange, request: IncomingRequest, onAnswer?: OnOriginAnswer): Promise<void> {
   exchange.served('BYPASS', 'origin');
-  const hasBody = request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined;
+  const hasBody = announcesBody(request);
   let body: GuardedBody | undefined;
   let answer: UpstreamResponse;
   try {

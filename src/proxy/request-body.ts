@@ -3,7 +3,7 @@
 // and its connection closed, so a stalled upload does not hold an upload connection to the origin.
 // Time spent while svc itself is not reading (the origin is slow to take the body, or no connection
 // is free yet) never counts against the client.
-import type { IncomingMessage } from 'node:http';
+import type { IncomingRequest } from '../http/server-messages.js';
 import { PassThrough } from 'node:stream';
 
 export class BodyIdleTimeoutError extends Error {
@@ -17,7 +17,7 @@ export interface GuardedBody {
   timedOut(): boolean;
 }
 
-export function guardBody(request: IncomingMessage, idleMs: number): GuardedBody {
+export function guardBody(request: IncomingRequest, idleMs: number): GuardedBody {
   const stream = new PassThrough();
   let timedOut = false;
   const timer = setTimeout(() => {

@@ -2,8 +2,10 @@
 // with the status and a request id, never cached downstream. What went wrong (an origin's address, a
 // library's message) goes to the log line under that request id, never to the client.
 import { STATUS_CODES } from 'node:http';
-import type { ErrorBody } from '../edge/edge-server.js';
+import type { ErrorBody } from '../edge/listener-options.js';
 import { pathForLog } from '../edge/rejections.js';
+import { connectionOf, remoteOf } from '../edge/client-connection.js';
+import { closeAfterUnreadBody, hostOf } from '../http/server-messages.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import type { Exchange } from './exchange.js';
 
@@ -33,7 +35,7 @@ export function sendProxyError(exchange: Exchange, status: number, detail: strin
     status,
     detail,
     method: request.method,
-    host: request.headers.host,
+    host: hostOf(request),
     path: pathForLog(request.url),
     ...(options.cause === undefined ? {} : { err: options.cause }),
   };
@@ -48,14 +50,13 @@ export function sendProxyError(exchange: Exchange, status: number, detail: strin
  */
 export function rejectRequest(exchange: Exchange, status: number, reason: string, options: ProxyErrorOptions = {}): void {
   const { request } = exchange;
-  const socket = request.socket;
   exchange.deps.rejections.record({
     status,
     reason,
     requestId: exchange.requestId,
-    remote: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`,
+    remote: remoteOf(connectionOf(request)),
     method: request.method,
-    host: request.headers.host,
+    host: hostOf(request),
     path: pathForLog(request.url),
   });
   writeErrorAnswer(exchange, status, options);
@@ -82,7 +83,7 @@ function writeErrorAnswer(exchange: Exchange, status: number, options: ProxyErro
     return;
   }
   const { body } = dataPlaneErrorBody(status, '', exchange.requestId);
-  if (options.close) response.shouldKeepAlive = false;
+  if (options.close) closeAfterUnreadBody(response);
   response.writeHead(status, {
     'content-type': 'text/plain; charset=utf-8',
     'content-length': Buffer.byteLength(body),

@@ -7,7 +7,8 @@
 // and only needs to see those; every run of other fields is handed over as one slot entry whose
 // value holds its lines already joined. Node then joins and inspects a few entries per hit instead
 // of every stored field plus Age and X-Cache, which measured about 400 ns per hit on Node 20.
-import { validateHeaderName, validateHeaderValue, type ServerResponse } from 'node:http';
+import { validateHeaderName, validateHeaderValue } from 'node:http';
+import { isHttp1, type OutgoingResponse } from '../http/server-messages.js';
 import type { CacheResult } from '../observe/metrics.js';
 import { handOverFields, outgoingHeaderSlot, type OutgoingFields } from './outgoing-header-slot.js';
 
@@ -124,7 +125,7 @@ export function storedSlotFields(stored: readonly string[], age: string, cacheRe
 }
 
 /** Writes the head of a whole stored response with status `status`. */
-export function writeStoredHead(response: ServerResponse, status: number, stored: readonly string[], age: string, cacheResult: CacheResult): void {
+export function writeStoredHead(response: OutgoingResponse, status: number, stored: readonly string[], age: string, cacheResult: CacheResult): void {
   const fields = storedSlotFields(stored, age, cacheResult);
   if (fields !== null && handOverFields(response, fields)) {
     response.writeHead(status);
@@ -134,8 +135,8 @@ export function writeStoredHead(response: ServerResponse, status: number, stored
     response.writeHead(status, fieldsWithAge(stored, age, cacheResult));
   } catch (error) {
     // Node sets the reason phrase before it checks the fields: cleared, the 500 written next says
-    // "Internal Server Error", not this status's "OK".
-    response.statusMessage = '';
+    // "Internal Server Error", not this status's "OK". (HTTP/2 has no reason phrase.)
+    if (isHttp1(response)) response.statusMessage = '';
     throw error;
   }
 }

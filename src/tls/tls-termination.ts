@@ -10,10 +10,13 @@ import type { ListenerCertificate } from './listener-certificates.js';
 import { noteTlsFields } from './tls-fields.js';
 
 /**
- * The protocols ALPN offers, the server's preference first. HTTP/2 is not spoken yet; when it is,
- * `h2` goes first here, and nowhere else.
+ * The protocols ALPN offers on the data plane, the server's preference first: HTTP/2 (RFC 9113 §3.2),
+ * then HTTP/1.1 for clients without it.
  */
-export const ALPN_PROTOCOLS: readonly string[] = ['http/1.1'];
+export const ALPN_PROTOCOLS: readonly string[] = ['h2', 'http/1.1'];
+
+/** What a listener that speaks HTTP/1.1 only offers (the admin API): a client never picks `h2` there. */
+export const HTTP1_ALPN_PROTOCOLS: readonly string[] = ['http/1.1'];
 
 /** TLS 1.2 and 1.3 only: 1.0 and 1.1 are deprecated (RFC 8996), and every current client has 1.2. */
 export const MIN_TLS_VERSION = 'TLSv1.2';
@@ -52,11 +55,11 @@ export class TlsTermination {
     this.#byName = contextsByName(certificates);
   }
 
-  /** The TLS part of a server's options. */
-  serverOptions(): TlsOptions {
+  /** The TLS part of a server's options, offering `protocols` by ALPN. */
+  serverOptions(protocols: readonly string[]): TlsOptions {
     return {
       ...this.#default,
-      ALPNProtocols: [...ALPN_PROTOCOLS],
+      ALPNProtocols: [...protocols],
       handshakeTimeout: this.handshakeTimeoutMs,
       SNICallback: (servername, callback) => callback(null, this.contextFor(servername)),
     };

@@ -20,7 +20,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import type { W3CTraceContextPropagator } from '@opentelemetry/core';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingRequest } from '../../http/server-messages.js';
 import { ATTR, cacheKeyHash, pathWithoutQuery } from './span-attributes.js';
 import { injectIntoFields, injectIntoHeaders } from './trace-headers.js';
 import type { RequestTraceIds } from './trace-ids.js';
@@ -185,7 +185,7 @@ class UnsampledRequestTrace implements RequestTrace {
 }
 
 /** Starts a request's trace, continuing the trace of an incoming `traceparent`. */
-export function beginRequestTrace(tools: TraceTools, request: IncomingMessage): RequestTrace {
+export function beginRequestTrace(tools: TraceTools, request: IncomingRequest): RequestTrace {
   const { sampler } = tools;
   let incoming = ROOT_CONTEXT;
   let parent: SpanContext | undefined;

@@ -1,7 +1,7 @@
 // What the data plane sees of tracing (spec §6.4). With tracing off the node holds TRACING_OFF: a
 // request checks `enabled` once and carries no trace, so no span object is made, no header is read
 // for it and the OpenTelemetry SDK is never loaded (create-tracer.ts imports it only when asked).
-import type { IncomingMessage } from 'node:http';
+import type { IncomingRequest } from '../../http/server-messages.js';
 import type { CacheResult, Source } from '../traffic-metrics.js';
 
 /** Something whose end an origin span waits for: the origin's body stream. */
@@ -56,7 +56,7 @@ export interface RequestTrace {
 export interface RequestTracer {
   readonly enabled: boolean;
   /** Only called when `enabled`. */
-  begin(request: IncomingMessage): RequestTrace;
+  begin(request: IncomingRequest): RequestTrace;
   /** Exports what is queued (bounded in time) and stops. */
   shutdown(): Promise<void>;
 }
