@@ -1,6 +1,6 @@
 // Issue 32 part 1: svc terminates TLS on its data plane and its admin listener. One node on the
 // defaults (a data-plane thread per core) with real certificates made by openssl: SNI picks among
-// them, ALPN says http/1.1, TLS 1.0 and 1.1 are refused, a reload serves new certificates to new
+// them, ALPN says h2 or http/1.1, TLS 1.0 and 1.1 are refused, a reload serves new certificates to new
 // connections on every thread while an open one keeps working, a certificate with 10 days left is a
 // WARN line and a metric, the admin API speaks TLS with a Secure session cookie, the access log has
 // the connection's TLS, the cache keys a TLS request as https, and hostile handshakes harm nothing.
@@ -98,10 +98,13 @@ describe('TLS listeners', () => {
     assert.equal(await serialFor(undefined), local.serial);
   });
 
-  test('ALPN answers http/1.1 to a client offering h2 and http/1.1', async () => {
+  test('ALPN answers h2 to a client offering h2 and http/1.1, http/1.1 to one offering only that', async () => {
     const socket = await handshake(dataPort, { ca: ca.pem, servername: 'localhost', ALPNProtocols: ['h2', 'http/1.1'] });
-    assert.equal(socket.alpnProtocol, 'http/1.1');
+    assert.equal(socket.alpnProtocol, 'h2');
     socket.destroy();
+    const http1 = await handshake(dataPort, { ca: ca.pem, servername: 'localhost', ALPNProtocols: ['http/1.1'] });
+    assert.equal(http1.alpnProtocol, 'http/1.1');
+    http1.destroy();
   });
 
   test('TLS 1.2 and 1.3 are spoken; 1.0 and 1.1 are refused with a protocol_version alert', async () => {
