@@ -32,7 +32,7 @@ import {
   type ServerHttp2Stream,
 } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
-import type { RequestHandler } from '../http/server-messages.js';
+import { cutBySvc, type RequestHandler } from '../http/server-messages.js';
 import { connectionOf, noteSessionSocket, remoteOf } from './client-connection.js';
 import { pathForLog, type RejectionLog } from './rejections.js';
 import type { ErrorBody, ListenerLimits } from './listener-options.js';
@@ -183,11 +183,11 @@ export class Http2Sessions {
       if (watch.session.destroyed) return;
       const code = stream.rstCode;
       if (code === constants.NGHTTP2_PROTOCOL_ERROR) this.#record(watch, 400, 'h2_malformed', headers);
-      else if (code !== constants.NGHTTP2_NO_ERROR) this.#reset(watch);
+      else if (code !== constants.NGHTTP2_NO_ERROR && !cutBySvc(stream)) this.#reset(watch);
     });
   }
 
-  /** A stream closed before its answer ended: counted against the client's rapid resets. */
+  /** The client reset a stream (or broke it) before its answer ended: counted against rapid reset. */
   #reset(watch: SessionWatch): void {
     const now = Date.now();
     if (now - watch.windowStartMs >= RAPID_RESET_WINDOW_MS) {

@@ -3,7 +3,7 @@
 // accepts nothing for the write-idle timeout is cut, that client alone. A reader holds exactly two
 // listeners (`drain` and `close`) for its whole life and at most one timer: nothing accumulates per
 // chunk or per wait.
-import { responseGone, type OutgoingResponse } from '../http/server-messages.js';
+import { cutResponse, responseGone, type OutgoingResponse } from '../http/server-messages.js';
 import type { FillBody } from './fill-body.js';
 
 /** Why a fill cut a client off. */
@@ -130,7 +130,7 @@ export class FillReader {
   };
 
   #cut(reason: CutReason | undefined): void {
-    this.#response?.destroy();
+    if (this.#response !== undefined) cutResponse(this.#response);
     this.#leave(reason);
   }
 

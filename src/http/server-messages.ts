@@ -3,7 +3,7 @@
 // them closely but not wholly. The few places they differ are here, named for what the data plane
 // means by them, so that every other file treats a request the same whatever protocol carried it.
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { constants, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 
 /** A request that came in, over HTTP/1.x or HTTP/2. */
 export type IncomingRequest = IncomingMessage | Http2ServerRequest;
@@ -22,7 +22,6 @@ export interface OutgoingResponse {
   writeHead(statusCode: number, fields?: OutgoingHttpHeaders | string[]): unknown;
   write(chunk: Uint8Array): boolean;
   end(chunk?: Uint8Array | string): unknown;
-  destroy(error?: Error): unknown;
   writeContinue(): unknown;
   writeEarlyHints(hints: Record<string, string | string[]>): void;
   on(event: 'close' | 'drain', listener: () => void): unknown;
@@ -65,6 +64,29 @@ function asHttp2(response: OutgoingResponse): Http2ServerResponse {
  */
 export function responseGone(response: OutgoingResponse): boolean {
   return isHttp1(response) ? response.destroyed : asHttp2(response).stream.destroyed;
+}
+
+/**
+ * Cuts a response svc cannot finish (its origin failed mid-body, its client stopped reading): the
+ * client must see it fail, never take what it got for the whole. HTTP/1.1 closes the connection.
+ * HTTP/2 resets the stream with INTERNAL_ERROR (RFC 9113 §8.1): Node's own destroy() would reset it
+ * with NO_ERROR, which a client may read as a complete response.
+ */
+export function cutResponse(response: OutgoingResponse): void {
+  if (isHttp1(response)) {
+    response.destroy();
+    return;
+  }
+  const { stream } = asHttp2(response);
+  cutStreams.add(stream);
+  stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+}
+
+const cutStreams = new WeakSet<object>();
+
+/** Whether svc itself reset this HTTP/2 stream (cutResponse), rather than its client. */
+export function cutBySvc(stream: object): boolean {
+  return cutStreams.has(stream);
 }
 
 /**

@@ -5,7 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import type { ErrorBody } from '../edge/listener-options.js';
 import { pathForLog } from '../edge/rejections.js';
 import { connectionOf, remoteOf } from '../edge/client-connection.js';
-import { closeAfterUnreadBody, hostOf } from '../http/server-messages.js';
+import { closeAfterUnreadBody, cutResponse, hostOf } from '../http/server-messages.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import type { Exchange } from './exchange.js';
 
@@ -79,7 +79,7 @@ export function sendUpstreamFailure(exchange: Exchange, error: unknown, options:
 function writeErrorAnswer(exchange: Exchange, status: number, options: ProxyErrorOptions): void {
   const { response } = exchange;
   if (response.headersSent) {
-    response.destroy();
+    cutResponse(response);
     return;
   }
   const { body } = dataPlaneErrorBody(status, '', exchange.requestId);
