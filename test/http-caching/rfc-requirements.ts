@@ -134,7 +134,10 @@ export function requirementName(requirement: Requirement, detail?: string): stri
   return detail === undefined ? name : `${name} — ${detail}`;
 }
 
-/** A test case proving `requirement` (one of R); `detail` names the case when a requirement has several. */
-export function requirement(req: Requirement, fn: () => Promise<void>, detail?: string): void {
-  test(requirementName(req, detail), fn);
+/**
+ * A test case proving `requirement` (one of R); `detail` names the case when a requirement has several;
+ * `skip` says why a pass cannot run it (test-protocol.ts).
+ */
+export function requirement(req: Requirement, fn: () => Promise<void>, detail?: string, skip: string | false = false): void {
+  test(requirementName(req, detail), { skip }, fn);
 }

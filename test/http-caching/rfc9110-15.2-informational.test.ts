@@ -8,6 +8,7 @@ import { connect } from 'node:net';
 import type { OriginReply } from '../support/test-origin.js';
 import { startCachingFixture, type CachingFixture } from '../support/caching-fixture.js';
 import { R, requirement } from './rfc-requirements.js';
+import { h2Fetch, overH2, RAW_HTTP1_SKIP, speaksH2 } from '../support/test-protocol.js';
 
 interface Informed {
   status: number;
@@ -16,8 +17,12 @@ interface Informed {
   xCache: string | undefined;
 }
 
-/** A request through node:http, which reports every 1xx answer before the final one. */
-function requestWithInformational(url: string, method = 'GET', body?: string): Promise<Informed> {
+/** A request through node:http (node:http2 in the HTTP/2 pass), which reports every 1xx answer before the final one. */
+async function requestWithInformational(url: string, method = 'GET', body?: string): Promise<Informed> {
+  if (speaksH2(url)) {
+    const answer = await h2Fetch(url, { method, body });
+    return { status: answer.status, informational: answer.informational, body: answer.raw.toString('utf8'), xCache: answer.headers['x-cache'] as string | undefined };
+  }
   return new Promise((resolve, reject) => {
     const informational: Informed['informational'] = [];
     const request = httpRequest(url, { method, agent: false }, (response) => {
@@ -120,6 +125,8 @@ describe('RFC 9110 §15.2 informational answers through svc', { timeout: 60_000 
       assert.equal(answer.body, 'slow');
     },
     '102 Processing, then 103, in order',
+    // RFC 9110 leaves 102 out and Node's HTTP/2 response cannot write one: svc forwards it over HTTP/1.1 only.
+    overH2 && '102 has no HTTP/2 form in svc',
   );
 
   requirement(R.informationalNotToHttp10, async () => {
@@ -129,7 +136,7 @@ describe('RFC 9110 §15.2 informational answers through svc', { timeout: 60_000 
     assert.doesNotMatch(raw, /103/);
     assert.ok(raw.endsWith('for an old client'));
     assert.equal(f.originRequests('/hints/http10').length, 1, 'the origin did send its 103');
-  });
+  }, undefined, RAW_HTTP1_SKIP);
 
   test('svc: of two requests sharing one origin request, the one that made it gets the 103', async () => {
     f.on('/hints/shared', { informational: [{ status: 103, headers: HINTS }], headers: { 'cache-control': 'max-age=600' }, body: 'page', delayMs: 300 });

@@ -7,6 +7,7 @@ import { header } from '../support/http.js';
 import { startCachingFixture, type CachingFixture } from '../support/caching-fixture.js';
 import { exchange } from './exchanges.js';
 import { R, requirement } from './rfc-requirements.js';
+import { h2Fetch, speaksH2 } from '../support/test-protocol.js';
 
 const LAST_MODIFIED = 'Mon, 01 Jan 2024 00:00:00 GMT';
 
@@ -40,7 +41,11 @@ const statusCases: StatusCase[] = [
 ];
 
 /** A GET through node:http that records the informational (1xx) answers before the final one. */
-function getWithInformational(url: string): Promise<{ status: number; informational: number[] }> {
+async function getWithInformational(url: string): Promise<{ status: number; informational: number[] }> {
+  if (speaksH2(url)) {
+    const answer = await h2Fetch(url, {});
+    return { status: answer.status, informational: answer.informational.map((info) => info.statusCode) };
+  }
   return new Promise((resolve, reject) => {
     const informational: number[] = [];
     const request = get(url, { agent: false }, (response) => {

@@ -8,6 +8,7 @@ import { metricValue, startCachingFixture, type CachingFixture } from '../suppor
 import { eventually } from '../support/eventually.js';
 import { exchange } from './exchanges.js';
 import { R, requirement } from './rfc-requirements.js';
+import { overH2 } from '../support/test-protocol.js';
 
 interface VaryCase {
   name: string;
@@ -67,7 +68,8 @@ describe('RFC 9111 §4.1 Vary through svc', { timeout: 60_000 }, () => {
     { vary: 'User-Agent', lines: ['user-agent', 'ua/1', 'user-agent', 'ua/2'], joined: { 'user-agent': 'ua/1, ua/2' } },
   ];
   for (const c of splitCases) {
-    test(`${c.vary} on several lines selects one variant on every path`, async () => {
+    // node:http2 sends a User-Agent once, however many lines it is given.
+    test(`${c.vary} on several lines selects one variant on every path`, { skip: overH2 && c.vary === 'User-Agent' && 'node:http2 sends one User-Agent line' }, async () => {
       const path = `/vary/lines/${c.vary}`;
       f.on(path, (_request, count) => ({
         headers: { 'cache-control': 'max-age=10, stale-while-revalidate=60', vary: c.vary },

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { createServer, get, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fetchRaw, header } from '../support/http.js';
+import { h2GetAndLeave, speaksH2 } from '../support/test-protocol.js';
 import { startSvc, type SvcUnderTest } from '../support/svc-harness.js';
 import { startCachingFixture, type CachingFixture } from '../support/caching-fixture.js';
 
@@ -21,8 +22,9 @@ function patternedBody(bytes: number, seed: number): Buffer {
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
-/** Reads the head and the first body chunk, then destroys the connection. */
+/** Reads the head and the first body chunk, then destroys the connection (resets the stream over HTTP/2). */
 function getAndLeave(url: string): Promise<number> {
+  if (speaksH2(url)) return h2GetAndLeave(url);
   return new Promise((resolve, reject) => {
     const request = get(url, { agent: false }, (response) => {
       response.once('data', (chunk: Buffer) => {

@@ -10,6 +10,7 @@ import { startNode, type StartNodeOptions, type SvcNode } from '../../src/node/s
 import { SharedClock } from '../../src/node/shared-clock.js';
 import { checkAdminAnswers, stopCheckingAdminAnswers } from './openapi-conformance.js';
 import { eventually } from './eventually.js';
+import { testTlsConfig } from './test-protocol.js';
 
 type LogLine = Record<string, unknown>;
 
@@ -109,9 +110,15 @@ function workersOverride(config: Record<string, unknown> | undefined): Record<st
   return forced === undefined || config?.workers !== undefined ? {} : { workers: Number(forced) };
 }
 
+/** `SVC_TEST_PROTOCOL=h2` (test-protocol.ts): the node terminates TLS, unless its test chooses `tls` itself. */
+async function protocolOverride(config: Record<string, unknown> | undefined): Promise<Record<string, unknown>> {
+  const tls = config?.tls === undefined ? await testTlsConfig() : undefined;
+  return tls === undefined ? {} : { tls };
+}
+
 export async function startSvc(originUrls: string[], options: SvcOptions = {}): Promise<SvcUnderTest> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'svc-test-')));
-  const raw = { ...baseConfig(originUrls), ...workersOverride(options.config), ...options.config };
+  const raw = { ...baseConfig(originUrls), ...workersOverride(options.config), ...(await protocolOverride(options.config)), ...options.config };
   const config = parseConfig(raw);
   const configFile = options.reloadable ? join(dir, 'svc.json') : undefined;
   if (configFile !== undefined) await writeFile(configFile, JSON.stringify(raw));
