@@ -1,7 +1,7 @@
 // Issue 32 item 6: examples/tls/ works as the README says. make-certs.sh writes a CA and a certificate
 // for localhost and 127.0.0.1 (here into a temporary copy of the example's directory), the example
 // configuration validates, and `svc serve --config examples/tls/svc.yaml` in front of the demo origin
-// answers `curl --cacert examples/tls/ca.pem https://localhost:8443/hello` with MISS, then HIT.
+// answers `curl --http2 --cacert examples/tls/ca.pem https://localhost:8443/hello` with MISS, then HIT.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -78,7 +78,7 @@ describe('examples/tls', () => {
     assert.equal(config.admin.tls?.certificates.length, 1);
   });
 
-  test('svc serve answers curl --cacert … https://localhost:8443/hello with MISS, then HIT', async (context) => {
+  test('svc serve answers curl --http2 --cacert … https://localhost:8443/hello with MISS, then HIT', async (context) => {
     const busy = await busyPort([8081, 8443, 9443]);
     if (busy !== undefined) {
       context.skip(`127.0.0.1:${busy} is in use, and the example needs its fixed ports`);
@@ -99,9 +99,13 @@ describe('examples/tls', () => {
         detail: () => output,
       });
       await eventually('the demo origin', () => fetch('http://127.0.0.1:8081/hello'), (answer) => answer.ok, { tolerateErrors: true });
+      // The README's curl asks for HTTP/2 (ALPN h2), which a curl built with nghttp2 speaks.
+      const http2 = /^Features:.*\bHTTP2\b/m.test(spawnSync('curl', ['-V'], { encoding: 'utf8' }).stdout);
       const curl = (): string => {
-        const ran = spawnSync('curl', ['-s', '-D', '-', '-o', '/dev/null', '--cacert', 'examples/tls/ca.pem', 'https://localhost:8443/hello'], { cwd, encoding: 'utf8' });
+        const args = ['-s', ...(http2 ? ['--http2'] : []), '-D', '-', '-o', '/dev/null', '--cacert', 'examples/tls/ca.pem', 'https://localhost:8443/hello'];
+        const ran = spawnSync('curl', args, { cwd, encoding: 'utf8' });
         assert.equal(ran.status, 0, ran.stderr);
+        if (http2) assert.match(ran.stdout, /^HTTP\/2 200/, 'curl and svc agreed on h2');
         return /^x-cache: (\w+)/im.exec(ran.stdout)?.[1] ?? ran.stdout;
       };
       assert.equal(curl(), 'MISS');
