@@ -126,6 +126,23 @@ const EFFECTS: Record<string, Proof> = {
   'cluster.lease': { file: 'test/e2e/cluster-paused-owner.test.ts', title: 'costs a request at most about the peer timeout, and a purge fan-out no more' },
   'cluster.secret': { file: 'test/e2e/cluster-security.test.ts', title: 'a process without the secret, or with another one, cannot join' },
   'cluster.insecure': { file: 'test/e2e/cluster-security.test.ts', title: 'says so: an ERROR at startup and a readiness condition, without leaving rotation' },
+  tls: { file: 'test/tls/tls-listeners.test.ts', title: 'the listeners say https, and the node runs on its default threads' },
+  'tls.certificates': {
+    file: 'test/tls/tls-listeners.test.ts',
+    title: 'SNI picks the certificate holding the name asked for; the first serves a client that names none of them',
+  },
+  'tls.certificates[].cert': {
+    file: 'test/tls/tls-listeners.test.ts',
+    title: 'a reload serves a new certificate to new connections on every thread; an open keep-alive connection keeps working',
+  },
+  'tls.certificates[].key': {
+    file: 'test/tls/tls-listeners.test.ts',
+    title: "a key that is not the certificate's, or a file that holds no certificate, fails validation naming its key",
+  },
+  'admin.tls': { file: 'test/tls/tls-listeners.test.ts', title: 'the admin API speaks TLS, and the dashboard session cookie is Secure there' },
+  'admin.tls.certificates': { file: 'test/tls/tls-listeners.test.ts', title: 'the admin API speaks TLS, and the dashboard session cookie is Secure there' },
+  'admin.tls.certificates[].cert': { file: 'test/tls/tls-listeners.test.ts', title: 'the admin API speaks TLS, and the dashboard session cookie is Secure there' },
+  'admin.tls.certificates[].key': { file: 'test/tls/tls-listeners.test.ts', title: 'the admin API speaks TLS, and the dashboard session cookie is Secure there' },
   'cluster.tls': { file: 'test/transports/udp-security.test.ts', title: 'a peer with a certificate from another CA is refused, in both directions' },
   'cluster.tls.cert': { file: 'test/node/startup-checks.test.ts', title: 'a missing TLS file and a short SVC_ADMIN_TOKEN stop svc with their key and cause (exit 1)' },
   'cluster.tls.key': { file: 'test/node/startup-checks.test.ts', title: 'a missing TLS file and a short SVC_ADMIN_TOKEN stop svc with their key and cause (exit 1)' },
