@@ -144,25 +144,28 @@ const originPort = await freePort();
 const ORIGIN_SOURCE = `require('node:http').createServer((q, s) => { s.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'public, max-age=3600' }); s.end(Buffer.alloc(1024, 'a')); }).listen(${originPort}, '127.0.0.1')`;
 const started: Started[] = [startProcess(process.execPath, ['-e', ORIGIN_SOURCE])];
 /**
- * Node's own ceiling: node:https in two cluster workers (as anchors.sh's bare Node cluster), answering
- * the same 1 KiB from memory with the same certificate and ALPN list as svc. What svc costs beyond it
+ * Node's own ceiling: node:https (HTTP/1.1) and node:http2 (on a port of its own) in two cluster workers
+ * (as anchors.sh's bare Node cluster), answering the same 1 KiB from memory with the same certificate. What svc costs beyond it
  * is svc's; what it costs beyond nginx is Node's TLS.
  */
-const bareNodeSource = (port: number, certs: string): string => `
+const bareNodeSource = (port: number, h2Port: number, certs: string): string => `
 const cluster = require('node:cluster');
 if (cluster.isPrimary) { cluster.fork(); cluster.fork(); }
 else {
   const fs = require('node:fs');
   const body = Buffer.alloc(1024, 'a');
-  require('node:https').createServer({ cert: fs.readFileSync('${certs}/localhost.pem'), key: fs.readFileSync('${certs}/localhost-key.pem'), ALPNProtocols: ['http/1.1'], keepAliveTimeout: 60000 }, (q, s) => {
+  const options = { cert: fs.readFileSync('${certs}/localhost.pem'), key: fs.readFileSync('${certs}/localhost-key.pem') };
+  const answer = (q, s) => {
     s.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'public, max-age=3600', 'content-length': 1024 });
     s.end(body);
-  }).listen(${port}, '127.0.0.1');
+  };
+  require('node:https').createServer({ ...options, ALPNProtocols: ['http/1.1'], keepAliveTimeout: 60000 }, answer).listen(${port}, '127.0.0.1');
+  require('node:http2').createSecureServer(options, answer).listen(${h2Port}, '127.0.0.1');
 }`;
 try {
   execFileSync('sh', [MAKE_CERTS, join(dir, 'certs')], { stdio: 'ignore' });
   await mkdir(join(dir, 'tmp'), { recursive: true });
-  const [nginxPort, svcPort, adminPort, barePort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [nginxPort, svcPort, adminPort, barePort, bareH2Port] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   await writeFile(join(dir, 'nginx.conf'), nginxConfig(nginxPort, originPort, dir));
   await writeFile(join(dir, 'svc.yaml'), svcConfig(svcPort, adminPort, originPort, dir));
   const nginx = startProcess('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log'), '-g', 'daemon off;']);
@@ -170,7 +173,7 @@ try {
   const svc = startProcess(process.execPath, [SVC_CLI, 'serve', '--config', join(dir, 'svc.yaml')]);
   started.push(svc);
   // A file, not `-e`: cluster workers run the primary's script again.
-  await writeFile(join(dir, 'bare-node.cjs'), bareNodeSource(barePort, join(dir, 'certs')));
+  await writeFile(join(dir, 'bare-node.cjs'), bareNodeSource(barePort, bareH2Port, join(dir, 'certs')));
   const bare = startProcess(process.execPath, [join(dir, 'bare-node.cjs')]);
   started.push(bare);
   await waitFor(`http://127.0.0.1:${originPort}/small`);
@@ -180,6 +183,7 @@ try {
     { name: 'svc (defaults)', port: svcPort, server: svc },
     { name: 'bare node:https (cluster x2)', port: barePort, server: bare },
   ];
+  const bareH2: Target = { name: 'bare node:http2 (cluster x2)', port: bareH2Port, server: bare };
   for (const target of targets) {
     // Stores the object: every request measured below is a HIT.
     const status = execFileSync('curl', ['-sk', '--retry', '10', '--retry-connrefused', '--retry-delay', '1', '-o', '/dev/null', '-w', '%{http_code}', `https://127.0.0.1:${target.port}/small`], { encoding: 'utf8' });
@@ -193,8 +197,8 @@ try {
     '1 KiB HIT, TLS 1.3 + HTTP/1.1 keep-alive',
   );
 
-  // The bare Node server speaks HTTP/1.1 only: HTTP/2 compares svc with nginx.
-  const h2Targets = targets.filter((target) => alpnOf(target.port) === 'h2');
+  // The bare Node HTTP/1.1 server is replaced by its HTTP/2 twin here.
+  const h2Targets = [...targets, bareH2].filter((target) => alpnOf(target.port) === 'h2');
   if (h2Targets.some((target) => target.server === svc)) {
     await rotate('1 KiB HIT, HTTP/2 (h2load -t2 -c16 -m10, TLS 1.3)', h2Targets, async (target) => {
       const before = treeCpuMs(target.server.child.pid!);
