@@ -328,35 +328,36 @@ export class Fill implements ReadableFill {
   }
 
   /**
-   * In pass: cuts readers more than max_object_bytes behind what arrived, drops what no reader needs,
-   * and pauses the source once its fastest reader is read-ahead bytes behind, until it is half that.
+   * In pass: cuts readers more than max_object_bytes behind the fastest, drops what no reader needs,
+   * and pauses the source once its fastest reader is a window behind (the read-ahead, or
+   * max_object_bytes when that is smaller), until it is half that. The fastest reader is never cut:
+   * the source waits for it, so a lone client, however slow, loses nothing to a lag it cannot have.
    */
   #keepWindow(): void {
     const received = this.body.length;
+    let fastest = 0;
+    for (const reader of this.#readers) fastest = Math.max(fastest, reader.offset);
     this.#keeping = true;
-    for (const reader of this.#readers) if (received - reader.offset > this.deps.maxObjectBytes) reader.cut('lag');
+    for (const reader of this.#readers) if (fastest - reader.offset > this.deps.maxObjectBytes) reader.cut('lag');
     this.#keeping = false;
     if (this.#readers.size === 0) {
       this.#abandon();
       return;
     }
     let slowest = received;
-    let fastest = 0;
-    for (const reader of this.#readers) {
-      slowest = Math.min(slowest, reader.offset);
-      fastest = Math.max(fastest, reader.offset);
-    }
+    for (const reader of this.#readers) slowest = Math.min(slowest, reader.offset);
     const wasWhole = this.body.base === 0;
     this.body.dropBefore(slowest);
     if (wasWhole && this.body.base > 0) this.onWithdrawn?.(this);
     const source = this.#source;
     if (source === undefined || this.#ended || this.#failed) return;
-    // Paused a full read-ahead ahead, resumed half-way: the source is not paused and resumed per chunk.
+    // Paused a full window ahead, resumed half-way: the source is not paused and resumed per chunk.
+    const window = Math.min(this.deps.readAheadBytes, this.deps.maxObjectBytes);
     const ahead = received - fastest;
-    if (!this.#sourcePaused && ahead >= this.deps.readAheadBytes) {
+    if (!this.#sourcePaused && ahead >= window) {
       this.#sourcePaused = true;
       source.pause();
-    } else if (this.#sourcePaused && ahead < this.deps.readAheadBytes / 2) {
+    } else if (this.#sourcePaused && ahead < window / 2) {
       this.#sourcePaused = false;
       source.resume();
     }

@@ -109,11 +109,14 @@ describe('a fill\'s states', () => {
   test('busy → pass: past max_object_bytes the body reaches its readers but is not stored, and nobody new joins', async () => {
     const { cache, fills, open } = rig();
     const { fill, body } = open();
-    fill.claim();
+    const reader = fill.claim();
     body.write(Buffer.alloc(MAX_OBJECT_BYTES + 1));
     await eventually('the fill passing', () => fill.state, (state) => state === 'pass');
     assert.equal(fill.joinable, false);
     assert.equal(await fills.join(KEY, headersFromRaw([])), undefined);
+    // Its one reader is the fastest, so it is never cut for lag: the source waits for it.
+    assert.equal(reader.active, true, 'a lone reader is not cut for lag');
+    reader.release();
     body.end();
     assert.deepEqual(await fill.result, { state: 'pass', reason: 'too_large' });
     assert.equal(fill.state, 'pass', 'pass is final: the body ending changes nothing');
