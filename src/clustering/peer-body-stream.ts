@@ -13,17 +13,26 @@ export class PeerBodyStream extends Readable {
   #asking = false;
   #more: boolean;
 
-  /** `first` is the part the answer carried; `askPart` fetches the part that starts at an offset. */
+  /**
+   * `first` is the part the answer carried; `askPart` fetches the part that starts at an offset.
+   * `length`, the answer's Content-Length: the body ends with its last byte, whatever the owner's part
+   * said, so no part is asked beyond it (an owner gone meanwhile cannot fail a body already whole).
+   */
   constructor(
     private readonly askPart: (offset: number) => Promise<PeerFetchPart>,
     first: Uint8Array,
     more: boolean,
+    private readonly length?: number,
   ) {
     super({ highWaterMark: PEER_FETCH_PART_BYTES });
     this.#offset = first.length;
-    this.#more = more;
+    this.#more = more && !this.#whole();
     if (first.length > 0) this.push(asBuffer(first));
-    if (!more) this.push(null);
+    if (!this.#more) this.push(null);
+  }
+
+  #whole(): boolean {
+    return this.length !== undefined && this.#offset >= this.length;
   }
 
   override _read(): void {
@@ -34,9 +43,9 @@ export class PeerBodyStream extends Readable {
         this.#asking = false;
         if (this.destroyed) return;
         this.#offset += part.body.length;
-        this.#more = part.more;
+        this.#more = part.more && !this.#whole();
         if (part.body.length > 0) this.push(asBuffer(part.body));
-        if (!part.more) this.push(null);
+        if (!this.#more) this.push(null);
         // An empty part: nothing arrived at the owner in time. Ask again; the owner's own timeouts end
         // a stream whose origin went quiet for good.
         else if (part.body.length === 0) this._read();

@@ -34,13 +34,20 @@ export function bufferSource(body: Uint8Array, from: number): PartSource {
  * for. A part is what has arrived by then, up to about `maxBytes`: it waits for the first chunk at most
  * `waitMs`, and answers an empty part meanwhile, so a slow origin never makes a part outlast the
  * peer-fetch timeout (the asker asks again at once).
+ *
+ * `length`, the body's announced Content-Length: the part that reaches it is the last, even when the
+ * stream has not said so yet. Its end arrives a moment after its last bytes; a part that said "more"
+ * then would cost the asker a round trip for an empty part, and keep its client's response open on an
+ * owner that may be gone by then.
  */
-export function readableSource(body: Readable, waitMs: number): PartSource {
+export function readableSource(body: Readable, waitMs: number, length?: number): PartSource {
   const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   /** A chunk asked for that has not arrived yet: the next part takes it. */
   let pending: Promise<IteratorResult<Buffer>> | undefined;
   let leftover: Buffer | undefined;
-  let done = false;
+  let done = length === 0;
+  /** Bytes taken from the body so far, a leftover included. */
+  let taken = 0;
   const step = (): Promise<IteratorResult<Buffer>> => {
     const next = pending ?? chunks.next();
     pending = next;
@@ -55,6 +62,8 @@ export function readableSource(body: Readable, waitMs: number): PartSource {
       return 0;
     }
     parts.push(result.value);
+    taken += result.value.length;
+    if (length !== undefined && taken >= length) done = true;
     return result.value.length;
   };
   return {

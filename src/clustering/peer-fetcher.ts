@@ -249,7 +249,8 @@ export class PeerFetcher {
         return fallback(fill);
       }
       const more = answer.more;
-      const body = new PeerBodyStream((offset) => this.askPart(more!.node, more!.stream, offset), answer.body, more !== undefined);
+      const length = ask.method === 'HEAD' ? 0 : announcedLength(headersFromRaw(answer.fields)('content-length'));
+      const body = new PeerBodyStream((offset) => this.askPart(more!.node, more!.stream, offset), answer.body, more !== undefined, length);
       span?.answered(answer.status, { body });
       return this.opening(answer, body, ask, shareable);
     };
@@ -324,7 +325,8 @@ export class PeerFetcher {
       return encodePeerFetchAnswer({ kind: 'refused', reason: 'too_large' });
     }
     // Half the peer timeout for the data of a part: the asker's request for it never times out.
-    return this.firstPart(answer.statusCode, flatten(answer.headers), readableSource(answer.body, this.options.routing.timeoutMs / 2));
+    const length = ask.method === 'HEAD' ? 0 : announced;
+    return this.firstPart(answer.statusCode, flatten(answer.headers), readableSource(answer.body, this.options.routing.timeoutMs / 2, length));
   }
 
   /** The head and the first part of a body; the rest, if any, stays open as a stream for the asker. */
@@ -336,7 +338,11 @@ export class PeerFetcher {
       source.close();
       throw error;
     }
-    if (!part.more) return encodePeerFetchAnswer({ kind: 'answer', status, fields, body: part.body, more: undefined });
+    if (!part.more) {
+      // Whole in one part: a body read up to its announced length may not have seen its end yet.
+      source.close();
+      return encodePeerFetchAnswer({ kind: 'answer', status, fields, body: part.body, more: undefined });
+    }
     const stream = this.streams.open(source, part.body.length);
     if (stream === undefined) {
       // Every stream is taken: the asker goes to the origin rather than wait.

@@ -15,6 +15,7 @@ import {
   MalformedPeerFetchError,
 } from '../../src/clustering/peer-fetch-wire.js';
 import { bufferSource, PeerFetchStreams, readableSource, UnknownPeerStreamError } from '../../src/clustering/peer-fetch-streams.js';
+import { PeerBodyStream } from '../../src/clustering/peer-body-stream.js';
 import { eventually } from '../support/eventually.js';
 
 const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString('latin1');
@@ -83,6 +84,42 @@ describe('part sources', () => {
     assert.equal(text(last.body), 'cc');
     const end = last.more ? await source.next(6) : last;
     assert.equal(end.more, false);
+  });
+});
+
+describe('a body of announced length', () => {
+  test('on the owner, the part that reaches the length is the last, though the body has not ended yet', async () => {
+    const body = new PassThrough();
+    body.write(Buffer.from('aaaa'));
+    body.write(Buffer.from('bbbb'));
+    const whole = await readableSource(body, 50, 8).next(100);
+    assert.deepEqual([text(whole.body), whole.more], ['aaaabbbb', false]);
+
+    const split = new PassThrough();
+    split.write(Buffer.from('aaaabbbb'));
+    const source = readableSource(split, 50, 8);
+    assert.deepEqual(await source.next(6).then((p) => [text(p.body), p.more]), ['aaaabb', true], 'past the bound: the rest follows');
+    assert.deepEqual(await source.next(6).then((p) => [text(p.body), p.more]), ['bb', false]);
+
+    // Waiting would give an empty part with more to come, after 5 s.
+    const empty = await readableSource(new PassThrough(), 5_000, 0).next(100);
+    assert.deepEqual([empty.body.length, empty.more], [0, false], 'a length of 0 (a HEAD) waits for nothing');
+  });
+
+  test('on the asker, a body whole by its length ends without asking the owner again', async () => {
+    let asked = 0;
+    const ownerGone = async (): Promise<never> => {
+      asked += 1;
+      throw new Error('the owner is gone');
+    };
+    const whole = new PeerBodyStream(ownerGone, Buffer.from('complete'), true, 8);
+    assert.equal(Buffer.concat(await whole.toArray()).toString(), 'complete');
+    assert.equal(asked, 0);
+
+    // Without a length, the owner's "more" is asked for, and its failure fails the body.
+    const unknown = new PeerBodyStream(ownerGone, Buffer.from('partial'), true);
+    await assert.rejects(unknown.toArray(), /the owner is gone/);
+    assert.equal(asked, 1);
   });
 });
 
