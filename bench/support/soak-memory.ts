@@ -12,6 +12,8 @@ export interface MemorySample {
   rssBytes: number;
   anonymousBytes: number;
   heapUsedBytes: number;
+  /** The V8 heaps' committed size summed over every thread: what the heaps hold resident, used or not. */
+  heapTotalBytes: number;
   /**
    * The young generation's size summed over every thread (V8's new space, both semi-spaces). V8
    * grows it with the rate of allocation, doubling up to 128 MiB a thread: the resident set grows
@@ -62,6 +64,7 @@ export class MemorySampler {
         rssBytes: rssBytes(this.pid),
         anonymousBytes: anonymousBytes(this.pid),
         heapUsedBytes: metric(text, 'nodejs_heap_size_used_bytes'),
+        heapTotalBytes: metric(text, 'nodejs_heap_size_total_bytes'),
         youngGenerationBytes: metric(text, 'nodejs_heap_space_size_total_bytes{space="new"}'),
         externalBytes: metric(text, 'nodejs_external_memory_bytes'),
         hotBytes: metric(text, 'svc_hot_store_bytes'),

@@ -77,6 +77,7 @@ export interface SoakFigures {
     rss: Growth;
     anonymous: Growth;
     heapUsed: Growth;
+    heapTotal: Growth;
     youngGeneration: Growth;
     external: Growth;
     warmBytesAtEnd: number;
@@ -107,7 +108,7 @@ function percentile(sorted: readonly number[], q: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)]!;
 }
 
-type MemoryField = 'rssBytes' | 'anonymousBytes' | 'heapUsedBytes' | 'youngGenerationBytes' | 'externalBytes';
+type MemoryField = 'rssBytes' | 'anonymousBytes' | 'heapUsedBytes' | 'heapTotalBytes' | 'youngGenerationBytes' | 'externalBytes';
 
 /**
  * The level of one of the node's figures at `untilMs`: its lowest sample over the span before. The
@@ -212,6 +213,7 @@ export function soakFigures(record: SoakRecord): SoakFigures {
       rss: growth(record.samples, 'rssBytes', warmUpEndMs, endMs, spanMs),
       anonymous: growth(record.samples, 'anonymousBytes', warmUpEndMs, endMs, spanMs),
       heapUsed: growth(record.samples, 'heapUsedBytes', warmUpEndMs, endMs, spanMs),
+      heapTotal: growth(record.samples, 'heapTotalBytes', warmUpEndMs, endMs, spanMs),
       youngGeneration: growth(record.samples, 'youngGenerationBytes', warmUpEndMs, endMs, spanMs),
       external: growth(record.samples, 'externalBytes', warmUpEndMs, endMs, spanMs),
       warmBytesAtEnd: last?.warmBytes ?? 0,
@@ -250,6 +252,7 @@ export function formatSoakFigures(figures: SoakFigures): string {
     growthLine('RSS', memory.rss),
     growthLine('anonymous', memory.anonymous),
     growthLine('heap used', memory.heapUsed),
+    growthLine('heap total', memory.heapTotal),
     growthLine('young gen', memory.youngGeneration),
     growthLine('external', memory.external),
     `warm tier at the end: ${mib(memory.warmBytesAtEnd)} of ${mib(memory.warmMaxBytes)} (${memory.warmEntriesAtEnd} entries); hot tier ${mib(memory.hotBytesAtEnd)}`,

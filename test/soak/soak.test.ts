@@ -12,19 +12,25 @@
 // thread started again, every reload and invalidation applied, HITs in every window, the warm tier
 // at its bound, the node stopped cleanly, and its memory bounded after warm-up. No timing is checked.
 //
-// The memory bound is 25%, not the 5% the 30-minute run is held to: here the end is 80 to 100 s after
-// warm-up, and in the first minutes V8's old generation keeps pages it freed, so the resident set
-// moves by several MiB a minute with no object left behind (measured on this machine: RSS +8.6% and
-// anonymous +6.6% between 40 s and 120 s, while heap used fell 3.5%); the killed thread's replacement
-// is also still growing its heap to the load's. 25% still catches what a leak per request would do
-// in the 15,000 requests after warm-up: 1.3 KB of JS objects (a fifth of the 80 MiB of heaps), or
-// 6 KB outside them (a fourth of the 370 MiB resident).
+// Memory is held to two bounds after warm-up, not to the 5% the 30-minute run is held to: here the
+// end is 80 to 100 s after warm-up.
+// - What is live, 25%: the V8 heaps (used, and committed) and the memory V8 knows of outside them
+//   (Buffers). A leak per request shows here first: over the 15,000 requests after warm-up, 1.4 KB
+//   of JS objects each is a fourth of the 80 MiB of heaps, 1.6 KB of Buffers a fourth of the 90 MiB
+//   external.
+// - What is resident (RSS and its anonymous part), 50%. Freed Buffers go back to malloc, which keeps
+//   the pages: the resident set follows the highest point transient allocations have reached, and
+//   under a noisy neighbour that point keeps rising for minutes while nothing is live. Measured on
+//   this machine, heaps flat: +13.8% alone, +15.0% beside four busy loops, +29.4% beside a second
+//   `npm test` (365.6 → 473.0 MiB, its increments shrinking 52, 24, 20, 11 MiB per 20 s). 50% still
+//   catches a native leak of 13 KB per request.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runSoak, soakDefaults } from '../../bench/support/soak-run.js';
 import { formatSoakFigures, soakFigures } from '../../bench/support/soak-report.js';
 
-const MEMORY_GROWTH_BOUND_PCT = 25;
+const LIVE_GROWTH_BOUND_PCT = 25;
+const RESIDENT_GROWTH_BOUND_PCT = 50;
 
 test('two minutes of mixed load with a thread killed: no failure but on its connections, memory bounded', { timeout: 8 * 60_000 }, async (t) => {
   const record = await runSoak({
@@ -62,9 +68,15 @@ test('two minutes of mixed load with a thread killed: no failure but on its conn
   assert.ok(figures.memory.tiersFullAtWarmUp, `both tiers at their bounds after warm-up: ${report}`);
   assert.ok(figures.memory.warmBytesAtEnd >= 0.9 * figures.memory.warmMaxBytes, report);
   assert.ok(figures.memory.warmUpEndS < figures.durationS, report);
-  const { rss, anonymous, heapUsed, external } = figures.memory;
-  for (const [name, growth] of Object.entries({ rss, anonymous, heapUsed, external })) {
-    assert.ok(growth.atWarmUpBytes > 0 && growth.atEndBytes > 0, `${name} sampled: ${report}`);
-    assert.ok(growth.growthPct < MEMORY_GROWTH_BOUND_PCT, `${name} grew ${growth.growthPct.toFixed(1)}% after warm-up: ${report}`);
+  const { rss, anonymous, heapUsed, heapTotal, external } = figures.memory;
+  const bounds = [
+    [{ heapUsed, heapTotal, external }, LIVE_GROWTH_BOUND_PCT],
+    [{ rss, anonymous }, RESIDENT_GROWTH_BOUND_PCT],
+  ] as const;
+  for (const [figuresOf, boundPct] of bounds) {
+    for (const [name, growth] of Object.entries(figuresOf)) {
+      assert.ok(growth.atWarmUpBytes > 0 && growth.atEndBytes > 0, `${name} sampled: ${report}`);
+      assert.ok(growth.growthPct < boundPct, `${name} grew ${growth.growthPct.toFixed(1)}% after warm-up, more than ${boundPct}%: ${report}`);
+    }
   }
 });
