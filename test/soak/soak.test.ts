@@ -21,8 +21,9 @@
 // - What is resident (RSS and its anonymous part), 50%. Freed Buffers go back to malloc, which keeps
 //   the pages: the resident set follows the highest point transient allocations have reached, and
 //   under a noisy neighbour that point keeps rising for minutes while nothing is live. Measured on
-//   this machine, heaps flat: +13.8% alone, +15.0% beside four busy loops, +29.4% beside a second
-//   `npm test` (365.6 → 473.0 MiB, its increments shrinking 52, 24, 20, 11 MiB per 20 s). 50% still
+//   this machine, heaps flat: +8.6% alone, +13.8% beside four busy loops (+15.0% with
+//   MALLOC_ARENA_MAX=2: not malloc's per-thread arenas), +29.4% beside a second `npm test` (365.6 →
+//   473.0 MiB, its increments shrinking 52, 24, 20, 11 MiB per 20 s). 50% still
 //   catches a native leak of 13 KB per request.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
