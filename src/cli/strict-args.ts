@@ -66,16 +66,19 @@ function checkParsed(parsed: Readonly<Record<string, unknown>>, args: ArgsDef, p
  * The first word that gives, as a flag, a name citty keeps positional arguments under (`_` and each
  * positional's own), without its value. citty writes the positionals there over what such a flag
  * held, so `--url=x` would vanish from its parse (and `--_` breaks the parse): these words are looked
- * for in the line itself, up to a `--`, after which every word is positional.
+ * for in the line itself, up to a `--`, after which every word is positional. A word of short flags
+ * (`-a_`) gives each of its letters as a flag.
  */
 function positionalAsFlag(rest: readonly string[], args: ArgsDef): string | undefined {
   const names = ['_', ...Object.keys(args).filter((name) => args[name]!.type === 'positional')];
   const flags = new Set(names.flatMap((name) => [`--${name}`, `--no-${name}`, ...(name.length === 1 ? [`-${name}`] : [])]));
   const end = rest.indexOf('--');
+  const givesOne = (flag: string): boolean =>
+    flags.has(flag) || (/^-[^-]/.test(flag) && [...flag.slice(1)].some((letter) => flags.has(`-${letter}`)));
   return rest
     .slice(0, end < 0 ? rest.length : end)
     .map((word) => word.split('=')[0]!)
-    .find((flag) => flags.has(flag));
+    .find(givesOne);
 }
 
 /** Runs the command `path` names with citty, once its command line has passed the checks above. */

@@ -39,6 +39,8 @@ test('an unknown flag is refused, whatever its form', async () => {
   // citty keeps positional arguments under their names and `_`: a flag of such a name would vanish from its parse.
   await refused(['refresh', 'http://example.test/a', ...admin, '--url=http://example.test/b'], 'svc: unknown flag --url for svc refresh (see svc refresh --help)\n');
   await refused(['ban', 'surrogate_key=x', '--_', ...admin], 'svc: unknown flag --_ for svc ban (see svc ban --help)\n');
+  // A word of short flags gives each letter as one: `_` among them broke citty's parse.
+  await refused(['purge', 'http://example.test/a', '-a_', ...admin], 'svc: unknown flag -a_ for svc purge (see svc purge --help)\n');
   await refused(['sim', '--seed', '3', 'run'], 'svc: unknown flag --seed for svc sim: expected one of list, run, seeds (see svc sim --help)\n');
   assert.equal(requests, 0);
 });
