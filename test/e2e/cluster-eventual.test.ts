@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
-import { startSvcCluster, CLUSTER_TOKEN, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
+import { startSvcCluster, CLUSTER_TOKEN, MEMBERSHIP_WAIT_MS, type SvcCluster, type ClusterNodeProcess } from '../support/svc-cluster.js';
 import { eventually } from '../support/eventually.js';
 import { fetchRaw, header } from '../support/http.js';
 import { MAX_BAN_REGEX_BYTES } from '../../src/invalidation/ban.js';
@@ -141,7 +141,8 @@ describe('eventual mode cluster', () => {
         return detail.conditions.find((c) => c.name === 'cluster_mode_consistent');
       },
       (found) => found?.ready === false,
-      { everyMs: 100 },
+      // The newcomer joining, as the cluster's own convergence is waited on.
+      { everyMs: 100, timeoutMs: MEMBERSHIP_WAIT_MS, detail: () => `a said:\n${a.stdout.slice(-3000)}\nd said:\n${d.stdout.slice(-3000)}` },
     );
     assert.match(condition!.reason, /\bd\b/);
     assert.equal((await fetchRaw(`${a.adminUrl}/readyz`)).status, 200, 'advisory: a drift takes no node out of rotation');

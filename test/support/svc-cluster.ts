@@ -64,8 +64,13 @@ async function describeState(node: ClusterNodeProcess): Promise<string> {
   ].join('\n');
 }
 
+/**
+ * How long a node is given to come up, or membership to converge (a join is a push-pull with every
+ * seed, its gossip a few probe rounds): 20 s, what a 2-core machine running a second test suite needs.
+ */
+export const MEMBERSHIP_WAIT_MS = 20_000;
 /** How the cluster's nodes are waited on: a node not listening yet is not up yet. */
-const NODE_WAIT = { timeoutMs: 20_000, everyMs: 100, tolerateErrors: true };
+const NODE_WAIT = { timeoutMs: MEMBERSHIP_WAIT_MS, everyMs: 100, tolerateErrors: true };
 
 /** Waits until `path` on a node's admin listener answers 200. */
 async function untilAnswers(node: ClusterNodeProcess, path: '/readyz' | '/healthz', what: string): Promise<void> {
