@@ -3,15 +3,14 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile, type Config } from '../../src/config/index.js';
 import { fetchRaw } from '../support/http.js';
+import { busyPort, takeExamplePorts } from '../support/example-ports.js';
 
 // Compiled to dist/test/examples/: the package root is three levels up, the compiled tree two.
 const packageRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -72,32 +71,8 @@ describe('example cluster configurations', () => {
   });
 });
 
-/** The first of these ports (TCP, and UDP for cluster ports) that something else holds, if any. */
-async function busyPort(tcp: readonly number[], udp: readonly number[]): Promise<string | undefined> {
-  for (const p of tcp) {
-    const server = createServer();
-    const bound = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(p, '127.0.0.1', () => resolve(true));
-    });
-    if (!bound) return `TCP 127.0.0.1:${p}`;
-    await new Promise((resolve) => server.close(resolve));
-  }
-  for (const p of udp) {
-    const socket = createSocket('udp4');
-    const bound = await new Promise<boolean>((resolve) => {
-      socket.once('error', () => resolve(false));
-      socket.bind(p, '127.0.0.1', () => resolve(true));
-    });
-    if (!bound) return `UDP 127.0.0.1:${p}`;
-    await new Promise<void>((resolve) => socket.close(() => resolve()));
-  }
-  return undefined;
-}
-
 const strong = await loadMode('strong');
 const clusterPorts = strong.map((config) => port(config.cluster!.bind));
-const busy = await busyPort([8081, ...strong.flatMap((config) => [port(config.listen), port(config.admin.listen)]), ...clusterPorts], clusterPorts);
 
 describe('examples/demo/start-cluster', () => {
   test('a bad argument is one line on stderr and exit code 2', () => {
@@ -109,8 +84,16 @@ describe('examples/demo/start-cluster', () => {
 
   test(
     'starts the strong cluster, reaches three alive peers and stops cleanly on SIGTERM',
-    { skip: busy === undefined ? false : `${busy} is in use, and the example cluster needs its fixed ports`, timeout: 40_000 },
-    async () => {
+    // 40 s for the cluster, after up to 120 s waiting for another test's turn with the fixed ports.
+    { timeout: 160_000 },
+    async (context) => {
+      const release = await takeExamplePorts();
+      const busy = await busyPort([8081, ...strong.flatMap((config) => [port(config.listen), port(config.admin.listen)]), ...clusterPorts], clusterPorts);
+      if (busy !== undefined) {
+        await release();
+        context.skip(`${busy} is in use, and the example cluster needs its fixed ports`);
+        return;
+      }
       // The nodes' warm tiers and logs go under the directory the script runs in: a temporary one.
       const dir = await mkdtemp(join(tmpdir(), 'svc-start-cluster-'));
       const child = spawn(process.execPath, [startScript, 'strong'], { cwd: dir, env: { ...process.env, SVC_ADMIN_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -151,6 +134,7 @@ describe('examples/demo/start-cluster', () => {
           await exited;
         }
         await rm(dir, { recursive: true, force: true });
+        await release();
       }
     },
   );

@@ -8,13 +8,13 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { X509Certificate } from 'node:crypto';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile } from '../../src/config/index.js';
 import { eventually } from '../support/eventually.js';
 import { httpsGet } from '../support/test-certificates.js';
+import { busyPort, takeExamplePorts } from '../support/example-ports.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(REPO, 'dist', 'src', 'cli', 'main.js');
@@ -23,19 +23,6 @@ const MAKE_CERTS = join(REPO, 'examples', 'tls', 'make-certs.sh');
 const CONFIG = join(REPO, 'examples', 'tls', 'svc.yaml');
 const TOKEN = 'tls-example-test-token-0123456789';
 
-/** The first of these TCP ports on 127.0.0.1 that something else holds, if any. */
-async function busyPort(ports: readonly number[]): Promise<number | undefined> {
-  for (const port of ports) {
-    const server = createServer();
-    const bound = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => resolve(true));
-    });
-    if (!bound) return port;
-    await new Promise((resolve) => server.close(resolve));
-  }
-  return undefined;
-}
 
 async function stop(child: ChildProcess | undefined): Promise<void> {
   if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
@@ -79,9 +66,11 @@ describe('examples/tls', () => {
   });
 
   test('svc serve answers curl --http2 --cacert … https://localhost:8443/hello with MISS, then HIT', async (context) => {
+    const release = await takeExamplePorts();
     const busy = await busyPort([8081, 8443, 9443]);
     if (busy !== undefined) {
-      context.skip(`127.0.0.1:${busy} is in use, and the example needs its fixed ports`);
+      await release();
+      context.skip(`${busy} is in use, and the example needs its fixed ports`);
       return;
     }
     const ca = await readFile(join(certs, 'ca.pem'), 'utf8');
@@ -113,6 +102,7 @@ describe('examples/tls', () => {
     } finally {
       await stop(svc);
       await stop(origin);
+      await release();
     }
   });
 });
