@@ -74,6 +74,28 @@ export async function probeAddress(listener: string, address: string): Promise<s
   return new URL(url).host;
 }
 
+/** An address the threads of a node are to open, held for them until `release`. */
+export interface ReservedAddress {
+  readonly address: string;
+  release(): Promise<void>;
+}
+
+/**
+ * probeAddress, for a listener about to be opened. A port 0 becomes a port the system picks, and
+ * between the probe closing and the threads opening it, any process could take it: a listener of its
+ * own, or the local end of an outgoing connection, which the system takes from the same range. So a
+ * port 0 is held by a socket that joins the threads' SO_REUSEPORT group until they have opened it;
+ * nobody knows the port yet, and a connection that reaches the holder anyway is closed. A configured
+ * port is checked as probeAddress checks it, and is not held: a client may already be connecting.
+ */
+export async function reserveAddress(listener: string, address: string): Promise<ReservedAddress> {
+  if (address.startsWith('/') || splitHostPort(address).port !== 0) return { address: await probeAddress(listener, address), release: () => Promise.resolve() };
+  const holder = createServer();
+  holder.on('connection', (socket) => socket.destroy());
+  const url = await listen(holder, listener, address, { reusePort: true });
+  return { address: new URL(url).host, release: () => new Promise<void>((resolve) => holder.close(() => resolve())) };
+}
+
 /**
  * Opens a listener that fails, as any listener does, when its port is taken; `shareable`: with
  * SO_REUSEPORT, after the same exclusive check (probeAddress), so that an upgrade's successor can open

@@ -8,7 +8,7 @@ import { createNodeLimitsMemory, nodeLimits } from '../node-limits.js';
 import { registryExposition } from '../workers/worker-metrics.js';
 import type { ControlParts, DataSide } from './data-side.js';
 import { DRAIN_TIMEOUT_MS } from '../drain-timeout.js';
-import { probeAddress } from '../listeners.js';
+import { reserveAddress } from '../listeners.js';
 
 export function singleThreadSide(): DataSide {
   let plane: DataPlane | undefined;
@@ -60,7 +60,10 @@ export function singleThreadSide(): DataSide {
       // SO_REUSEPORT, as the threads of a node of several do, after the same check that the port is
       // free: an upgrade's successor opens its own socket beside this one's when it runs more threads,
       // or when it was handed none (SVC_NODE_INTERNALS=off).
-      if (handed === undefined) dataUrl = await plane!.listen(await probeAddress('data-plane', parts!.firstConfig.listen), true);
+      if (handed === undefined) {
+        const reserved = await reserveAddress('data-plane', parts!.firstConfig.listen);
+        dataUrl = await plane!.listen(reserved.address, true).finally(() => reserved.release());
+      }
       else if (handed.fds.length === 0) dataUrl = await plane!.listen(handed.address, true);
       else for (const fd of handed.fds) dataUrl = await plane!.listen(handed.address, true, fd);
       onServingChange(1, 1);

@@ -18,7 +18,7 @@ import { DataPlaneWorkers } from '../workers/data-plane-workers.js';
 import { SharedWarmWrites } from '../workers/shared-warm-writes.js';
 import { PeerRelay } from '../workers/peer-relay.js';
 import { buildRouting, refreshSetup, type Routing } from '../routing.js';
-import { probeAddress } from '../listeners.js';
+import { reserveAddress } from '../listeners.js';
 import { clearWorker, createNodeLimitsMemory, nodeLimits } from '../node-limits.js';
 import type { ControlParts, DataSide, StartNodeOptions } from './data-side.js';
 
@@ -112,7 +112,12 @@ export function workerThreadsSide(threads: number, options: StartNodeOptions): D
     },
     async start(onServingChange, handed) {
       const started = workers!;
-      const url = handed === undefined ? await started.start(await probeAddress('data-plane', parts!.firstConfig.listen)) : await started.start(handed.address, handed.fds);
+      let url: string;
+      if (handed !== undefined) url = await started.start(handed.address, handed.fds);
+      else {
+        const reserved = await reserveAddress('data-plane', parts!.firstConfig.listen);
+        url = await started.start(reserved.address).finally(() => reserved.release());
+      }
       parts!.teardown.add(() => started.stop());
       started.onServingChange((serving) => onServingChange(serving, threads));
       return url;
