@@ -98,12 +98,14 @@ export async function reserveAddress(listener: string, address: string): Promise
 
 /**
  * Opens a listener that fails, as any listener does, when its port is taken; `shareable`: with
- * SO_REUSEPORT, after the same exclusive check (probeAddress), so that an upgrade's successor can open
- * a socket of its own beside it (SVC_NODE_INTERNALS=off, upgrade-successor.ts). Resolves with its URL.
+ * SO_REUSEPORT, after the same exclusive check (reserveAddress, which holds a port 0 meanwhile), so
+ * that an upgrade's successor can open a socket of its own beside it (SVC_NODE_INTERNALS=off,
+ * upgrade-successor.ts). Resolves with its URL.
  */
 export async function listenChecked(server: Server, listener: string, address: string, shareable: boolean): Promise<string> {
   if (!shareable) return listen(server, listener, address, { reusePort: false });
-  return listen(server, listener, await probeAddress(listener, address), { reusePort: true });
+  const reserved = await reserveAddress(listener, address);
+  return listen(server, listener, reserved.address, { reusePort: true }).finally(() => reserved.release());
 }
 
 /**
