@@ -72,9 +72,12 @@ export const MEMBERSHIP_WAIT_MS = 20_000;
 /** How the cluster's nodes are waited on: a node not listening yet is not up yet. */
 const NODE_WAIT = { timeoutMs: MEMBERSHIP_WAIT_MS, everyMs: 100, tolerateErrors: true };
 
-/** Waits until `path` on a node's admin listener answers 200. */
+/** Waits until `path` on a node's admin listener answers 200; if it does not, says what the node logged. */
 async function untilAnswers(node: ClusterNodeProcess, path: '/readyz' | '/healthz', what: string): Promise<void> {
-  await eventually(what, async () => (await fetchRaw(`${node.adminUrl}${path}`)).status, (status) => status === 200, NODE_WAIT);
+  await eventually(what, async () => (await fetchRaw(`${node.adminUrl}${path}`)).status, (status) => status === 200, {
+    ...NODE_WAIT,
+    detail: () => `${node.name} said:\n${node.stdout.slice(-3000)}`,
+  });
 }
 
 export interface SvcClusterOptions {
