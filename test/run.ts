@@ -6,6 +6,8 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
+/** Every file's process loads it: a file that leaves a handle open fails, naming it, instead of hanging. */
+const exitWatch = ['--import', new URL('./support/exit-watch.js', import.meta.url).href];
 const only = process.argv.slice(2);
 
 function findTests(dir: string): string[] {
@@ -28,7 +30,7 @@ if (files.length === 0) {
 function extraPass(title: string, suiteFiles: string[], env: Record<string, string>): number {
   if (suiteFiles.length === 0) return 0;
   console.log(`# ${title}`);
-  const pass = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...suiteFiles], { stdio: 'inherit', env: { ...process.env, ...env } });
+  const pass = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...exitWatch, ...suiteFiles], { stdio: 'inherit', env: { ...process.env, ...env } });
   const status = pass.status ?? 1;
   if (status !== 0) console.log(`# (${title}: failed, exit ${status})`);
   return status;
@@ -54,5 +56,5 @@ const extraStatus = [
   extraPass('http-caching/ over HTTP/2 on a TLS data plane (SVC_TEST_PROTOCOL=h2)', under(['http-caching/']), { SVC_TEST_PROTOCOL: 'h2' }),
 ].find((status) => status !== 0);
 console.log('# the whole suite, with the default configuration (one data-plane thread per core)');
-const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...exitWatch, ...files], { stdio: 'inherit' });
 process.exit(extraStatus ?? result.status ?? 1);
