@@ -18,7 +18,7 @@ import { runCli } from '../cli/support/run-cli.js';
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 async function waitReady(adminUrl: string): Promise<void> {
-  await eventually('svc ready', async () => (await fetchRaw(`${adminUrl}/readyz`)).status, (status) => status === 200, { timeoutMs: 15_000, everyMs: 100, tolerateErrors: true });
+  await eventually('svc ready', async () => (await fetchRaw(`${adminUrl}/readyz`)).status, (status) => status === 200, { timeoutMs: 30_000, everyMs: 100, tolerateErrors: true });
 }
 
 describe('svc serve', () => {
