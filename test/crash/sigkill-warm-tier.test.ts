@@ -136,7 +136,8 @@ describe('SIGKILL during a write-heavy load', { timeout: 240_000 }, () => {
           if (started.exitCode !== null) assert.fail(`svc exited with ${started.exitCode} at startup: ${stderr}`);
           return status === 200;
         },
-        { timeoutMs: 15_000, everyMs: 25, detail: () => stderr },
+        // A start on the defaults beside a second `npm test` took up to 22 s (the durability test's figures).
+        { timeoutMs: 30_000, everyMs: 25, detail: () => stderr },
       );
     } catch (error) {
       // A child that never became ready is not the suite's to clean up: it would keep the run waiting.
