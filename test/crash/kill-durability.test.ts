@@ -15,7 +15,7 @@ import { Agent, request } from 'undici';
 import { startTestOrigin, type TestOrigin } from '../support/test-origin.js';
 import { metricValue } from '../support/caching-fixture.js';
 import { eventually } from '../support/eventually.js';
-import { CLI, killProcess, serveSetup } from '../support/workers/serve-process.js';
+import { CLI, killProcess, SERVE_READY_WAIT_MS, serveSetup } from '../support/workers/serve-process.js';
 
 const TOKEN = 'kill-durability-token-0123456789';
 const OBJECTS = 10_000;
@@ -142,7 +142,7 @@ describe('kill -9 with 10,000 warm objects, 50 rounds', { timeout: WHOLE_TEST_BO
       if (started.exitCode !== null) assert.fail(`svc exited with ${started.exitCode} at startup: ${stderr}`);
       return (await admin('/readyz').catch(() => ({ status: 0 }))).status;
     };
-    await eventually('svc ready', ready, (status) => status === 200, { timeoutMs: 30_000, everyMs: 20 });
+    await eventually('svc ready', ready, (status) => status === 200, { timeoutMs: SERVE_READY_WAIT_MS, everyMs: 20 });
     const readyMs = Date.now() - startedMs;
     const indexed = async (): Promise<boolean | undefined> => {
       const detail = JSON.parse((await admin('/readyz?detail=1')).text) as { conditions: { name: string; ready: boolean }[] };

@@ -18,7 +18,7 @@ import { metricValue } from '../support/caching-fixture.js';
 import { openWarmTables } from '../../src/store/warm/tables.js';
 import { decodeEntry } from '../../src/store/warm/record-codec.js';
 import { eventually } from '../support/eventually.js';
-import { killProcess } from '../support/workers/serve-process.js';
+import { killProcess, SERVE_READY_WAIT_MS } from '../support/workers/serve-process.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 /**
@@ -136,8 +136,7 @@ describe('SIGKILL during a write-heavy load', { timeout: 240_000 }, () => {
           if (started.exitCode !== null) assert.fail(`svc exited with ${started.exitCode} at startup: ${stderr}`);
           return status === 200;
         },
-        // A start on the defaults beside a second `npm test` took up to 22 s (the durability test's figures).
-        { timeoutMs: 30_000, everyMs: 25, detail: () => stderr },
+        { timeoutMs: SERVE_READY_WAIT_MS, everyMs: 25, detail: () => stderr },
       );
     } catch (error) {
       // A child that never became ready is not the suite's to clean up: it would keep the run waiting.

@@ -14,11 +14,12 @@ import { freePort } from '../../bench/support/free-port.js';
 import { eventually } from '../support/eventually.js';
 import { fetchRaw, header } from '../support/http.js';
 import { runCli } from '../cli/support/run-cli.js';
+import { SERVE_READY_WAIT_MS } from '../support/workers/serve-process.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 async function waitReady(adminUrl: string): Promise<void> {
-  await eventually('svc ready', async () => (await fetchRaw(`${adminUrl}/readyz`)).status, (status) => status === 200, { timeoutMs: 30_000, everyMs: 100, tolerateErrors: true });
+  await eventually('svc ready', async () => (await fetchRaw(`${adminUrl}/readyz`)).status, (status) => status === 200, { timeoutMs: SERVE_READY_WAIT_MS, everyMs: 100, tolerateErrors: true });
 }
 
 describe('svc serve', () => {

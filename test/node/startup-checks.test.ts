@@ -14,6 +14,7 @@ import { LOCK_FILE_NAME } from '../../src/store/warm/directory-lock.js';
 import { freePort } from '../../bench/support/free-port.js';
 import { eventually } from '../support/eventually.js';
 import { fetchRaw } from '../support/http.js';
+import { SERVE_READY_WAIT_MS } from '../support/workers/serve-process.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const TOKEN = 'startup-check-token-0123456789';
@@ -59,7 +60,7 @@ async function waitReady(adminPort: number, child: ChildProcess): Promise<void> 
       assert.equal(child.exitCode, null, 'svc exited before it was ready');
       return status === 200;
     },
-    { timeoutMs: 30_000, everyMs: 100 },
+    { timeoutMs: SERVE_READY_WAIT_MS, everyMs: 100 },
   );
 }
 

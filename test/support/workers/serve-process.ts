@@ -12,6 +12,11 @@ import { fetchRaw } from '../http.js';
 import { eventually } from '../eventually.js';
 
 export const CLI = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
+/**
+ * How long a `svc serve` on the defaults is given to be ready: its threads, its warm tier's lock and
+ * index. Beside a second `npm test` a start took up to 22 s.
+ */
+export const SERVE_READY_WAIT_MS = 30_000;
 
 /** Where a test's `svc serve` keeps its files and listens. */
 export interface ServeSetup {
