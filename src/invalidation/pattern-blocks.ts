@@ -76,14 +76,21 @@ function compileSet(patterns: readonly string[]): { set: RE2Set | undefined; com
   return { set, compileMs: (used.user + used.system) / 1000 };
 }
 
+export interface PatternBlocksOptions {
+  /** Compile CPU time (ms) two blocks may have taken together and still merge; MERGE_BUDGET_MS by default. */
+  readonly mergeBudgetMs?: number;
+}
+
 export class PatternBlocks<T> {
   readonly #bounds: ItemBounds<T>;
+  readonly #mergeBudgetMs: number;
   /** Oldest first. */
   #blocks: Block<T>[] = [];
   readonly #blockOf = new Map<T, Block<T>>();
 
-  constructor(bounds: ItemBounds<T>) {
+  constructor(bounds: ItemBounds<T>, options: PatternBlocksOptions = {}) {
     this.#bounds = bounds;
+    this.#mergeBudgetMs = options.mergeBudgetMs ?? MERGE_BUDGET_MS;
   }
 
   /** Live items. */
@@ -196,7 +203,7 @@ export class PatternBlocks<T> {
       if (older.patterns.length > newer.patterns.length || patterns > MAX_BLOCK_PATTERNS) return;
       if (older.patternBytes + newer.patternBytes > MAX_BLOCK_PATTERN_BYTES) return;
       if (older.set === undefined || newer.set === undefined) return;
-      if (older.compileMs + newer.compileMs > MERGE_BUDGET_MS) return;
+      if (older.compileMs + newer.compileMs > this.#mergeBudgetMs) return;
       const merged = this.#rebuild(older, newer);
       if (merged.set === undefined) {
         // RE2 refused the two together (its program budget): both stay as they are.

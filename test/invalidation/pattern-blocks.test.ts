@@ -1,10 +1,11 @@
 // The RE2 sets under the lazy check: many patterns answer as each would alone, in few blocks; a
 // pattern RE2 refuses in a set is still matched on its own; removed patterns stop matching and
-// emptied blocks go; blocks older than the subject, or already checked, are not searched.
+// emptied blocks go; blocks older than the subject, or already checked, are not searched; blocks
+// that were costly to compile stop merging.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import RE2 from 're2';
-import { MAX_BLOCK_PATTERNS, PatternBlocks } from '../../src/invalidation/pattern-blocks.js';
+import { MAX_BLOCK_PATTERNS, MERGE_BUDGET_MS, PatternBlocks } from '../../src/invalidation/pattern-blocks.js';
 
 interface Item {
   readonly pattern: string;
@@ -12,8 +13,12 @@ interface Item {
   readonly lastSeq: number;
 }
 
-function blocks(): PatternBlocks<Item> {
-  return new PatternBlocks<Item>({ newestMs: (item) => item.newestMs, lastSeq: (item) => item.lastSeq });
+/**
+ * Blocks whose merges are not bounded by compile time, unless a budget is given: how many blocks the
+ * binary counter leaves must not depend on how busy the machine was (a merge's cost is measured).
+ */
+function blocks(mergeBudgetMs = Infinity): PatternBlocks<Item> {
+  return new PatternBlocks<Item>({ newestMs: (item) => item.newestMs, lastSeq: (item) => item.lastSeq }, { mergeBudgetMs });
 }
 
 function add(target: PatternBlocks<Item>, pattern: string, at = 0): Item {
@@ -61,6 +66,20 @@ describe('pattern blocks', () => {
     assert.deepEqual(matching(target, `${'q'.repeat(200)}x`), [large]);
     assert.deepEqual(matching(target, '/b'), ['^/b']);
     assert.deepEqual(matching(target, `/a${'q'.repeat(200)}x`), ['^/a', large].sort());
+  });
+
+  test('blocks that were costly to compile are not merged, and still answer', () => {
+    const target = blocks(MERGE_BUDGET_MS);
+    // Each takes RE2 about 50 ms of CPU time to compile on its own (5 times the budget): no two merge,
+    // however fast the machine.
+    const costly = Array.from({ length: 4 }, (_, i) => `(\\pL|\\pN){40}${i}`);
+    for (const pattern of costly) add(target, pattern);
+    assert.equal(target.blockCount, 4);
+    // Cheap ones merge among themselves (1+1+1+1 into one block of 4) but not into a costly neighbour.
+    for (let i = 0; i < 4; i += 1) add(target, `^/cheap/${i}$`);
+    assert.equal(target.blockCount, 5);
+    assert.deepEqual(matching(target, `${'q'.repeat(40)}2`), [costly[2]]);
+    assert.deepEqual(matching(target, '/cheap/3'), ['^/cheap/3$']);
   });
 
   test('a removed pattern stops matching at once; an emptied block goes; a sparse one is rebuilt', () => {
